@@ -1,0 +1,169 @@
+"""The dynamic lake as a gymnasium environment.
+
+gymnasium's FrozenLakeEnv precomputes its transition table from ``desc``, so a
+grid that changes mid-episode would be ignored; this is a small env of our own
+instead, with the same reward structure.
+
+L3 rule (written down because the paper is silent): the world is the schedule.
+An event flips exactly its listed cells at its step, whoever stands where, so
+every strategy and every model meets the same grids at the same steps. A flip
+of the agent's own cell takes effect under it without killing it (only
+*entering* a hole kills; the next prompt shows the hole under the agent), and
+an event that leaves the agent no path to the goal still applies (the agent
+will time out). Both cases are reported in ``info`` (``under_agent``,
+``cut_off``) and so end up in the trajectory log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from spatialstale_evals.world.grid import (
+    ACTIONS,
+    CELL_TYPES,
+    GOAL,
+    HOLE,
+    Cell,
+    Grid,
+    apply_move,
+    flip_cells,
+    goal_of,
+    has_path,
+)
+from spatialstale_evals.world.instance import Instance, generate_instance
+from spatialstale_evals.world.observation import text_observation
+from spatialstale_evals.world.render import render_image
+
+ENV_ID = "SpatialStale/DynamicFrozenLake-v0"
+SUCCESS, DEATH, TIMEOUT = "success", "death", "timeout"
+
+
+class DynamicFrozenLakeEnv(gym.Env):
+    """FrozenLake whose cells flip between ice and holes.
+
+    Either pass an ``instance`` (a benchmark instance: the env replays its
+    pre-game changes and L3 schedule), or let ``reset(seed=)`` generate one of
+    ``regime`` at ``height`` x ``width``. ``options={"instance": ...}`` swaps
+    the instance at reset.
+
+    Actions: 0 UP, 1 DOWN, 2 LEFT, 3 RIGHT. Observation: the agent's row-major
+    cell index and the current grid as cell-type codes (S=0, F=1, H=2, G=3).
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        instance: Instance | None = None,
+        *,
+        regime: str = "L1",
+        height: int = 8,
+        width: int = 8,
+        max_steps: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        if instance is not None:
+            height, width = instance.height, instance.width
+        self._fixed_instance = instance
+        self._regime, self._height, self._width = regime, height, width
+        self._max_steps_override = max_steps
+        self.render_mode = render_mode
+        self.action_space = spaces.Discrete(len(ACTIONS))
+        self.observation_space = spaces.Dict(
+            {
+                "agent": spaces.Discrete(height * width),
+                "grid": spaces.Box(0, len(CELL_TYPES) - 1, shape=(height, width), dtype=np.int8),
+            }
+        )
+        self.instance: Instance | None = instance
+        self.grid: Grid = instance.grid if instance else ()
+        self.agent: Cell = (0, 0)
+        self.steps = 0
+        self.outcome: str | None = None
+        self.max_steps = max_steps or (instance.max_steps if instance else 0)
+
+    def _obs(self) -> dict[str, Any]:
+        codes = np.array([[CELL_TYPES.index(k) for k in row] for row in self.grid], dtype=np.int8)
+        return {"agent": self.agent[0] * self._width + self.agent[1], "grid": codes}
+
+    def _info(self, fired: list[dict] | None = None) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "steps": self.steps,
+            "position": self.agent,
+            "events": fired or [],
+            "instance_id": self.instance.id if self.instance else None,
+        }
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        instance = (options or {}).get("instance") or self._fixed_instance
+        if instance is None:
+            draw = seed if seed is not None else int(self.np_random.integers(2**31 - 1))
+            instance = generate_instance(draw, self._regime, 0, self._height, self._width)
+        if (instance.height, instance.width) != (self._height, self._width):
+            raise ValueError("instance size differs from the env's observation space")
+        self.instance = instance
+        self.max_steps = self._max_steps_override or instance.max_steps
+        self.grid = instance.grid
+        self.agent = (0, 0)
+        self.steps = 0
+        self.outcome = None
+        return self._obs(), self._info()
+
+    def step(self, action):
+        if self.instance is None:
+            raise RuntimeError("call reset() before step()")
+        if self.outcome is not None:
+            raise RuntimeError(f"episode is over ({self.outcome}); call reset()")
+        if not self.action_space.contains(action):
+            raise ValueError(f"action must be 0-3 ({', '.join(ACTIONS)}), got {action!r}")
+        self.steps += 1
+        self.agent = apply_move(self.grid, self.agent, ACTIONS[int(action)])
+        kind = self.grid[self.agent[0]][self.agent[1]]
+        reward, fired = 0.0, []
+        if kind == HOLE:
+            self.outcome, reward = DEATH, -1.0
+        elif kind == GOAL:
+            self.outcome, reward = SUCCESS, 1.0
+        else:
+            fired = self._apply_events()
+            if self.steps >= self.max_steps:
+                self.outcome = TIMEOUT
+        terminated = self.outcome in (SUCCESS, DEATH)
+        truncated = self.outcome == TIMEOUT
+        return self._obs(), reward, terminated, truncated, self._info(fired)
+
+    def _apply_events(self) -> list[dict]:
+        fired = []
+        for event in self.instance.events:  # type: ignore[union-attr]
+            if event.step != self.steps:
+                continue
+            self.grid = flip_cells(self.grid, event.cells)
+            fired.append(
+                {
+                    "step": event.step,
+                    "cells": [list(c) for c in event.cells],
+                    "under_agent": self.agent in event.cells,
+                    "cut_off": not has_path(self.grid, self.agent, goal_of(self.grid)),
+                }
+            )
+        return fired
+
+    def render(self):
+        if self.render_mode == "ansi":
+            return text_observation(self.grid, self.agent)
+        if self.render_mode == "rgb_array":
+            return np.asarray(render_image(self.grid, self.agent))
+        return None
+
+
+def register_env() -> None:
+    if ENV_ID not in gym.registry:
+        gym.register(id=ENV_ID, entry_point=DynamicFrozenLakeEnv)

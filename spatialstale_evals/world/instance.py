@@ -1,0 +1,134 @@
+"""A benchmark instance: everything one seed of one regime fixes before any model call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from spatialstale_evals.world.grid import Grid, generate_grid, validate_grid, validate_size
+from spatialstale_evals.world.memory import MemoryEntry, build_memory
+from spatialstale_evals.world.regimes import (
+    Event,
+    grid_after_events,
+    l1_changes,
+    l2_changes,
+    l3_schedule,
+    validate_regime,
+)
+
+# Independent random streams per seed, so that g0 and memory are shared by the
+# three regimes of one seed (paired comparisons across regimes) and adding a
+# regime never shifts another's draws.
+STREAM_GRID, STREAM_MEMORY = 0, 1
+STREAM_REGIME = {"L1": 11, "L2": 12, "L3": 13}
+
+BASE_BUDGET, BASE_SIDES = 50, 16
+
+
+def step_budget(height: int, width: int) -> int:
+    """50 steps on 8x8, scaled with the shortest S->G distance (H+W-2):
+    100 on 16x16, 200 on 32x32."""
+    return round(BASE_BUDGET * (height + width) / BASE_SIDES)
+
+
+def _rng(seed: int, stream: int) -> np.random.Generator:
+    return np.random.default_rng([seed, stream])
+
+
+@dataclass(frozen=True)
+class Instance:
+    id: str
+    regime: str
+    seed: int
+    height: int
+    width: int
+    max_steps: int
+    g0: Grid
+    grid: Grid
+    events: tuple[Event, ...] = field(default_factory=tuple)
+    memory: tuple[MemoryEntry, ...] = field(default_factory=tuple)
+
+    @property
+    def n_entries(self) -> int:
+        return len(self.memory)
+
+    def grid_at(self, step: int) -> Grid:
+        """The world after ``step`` moves: pre-game changes plus every L3 event so far."""
+        return grid_after_events(self.grid, self.events, upto_step=step)
+
+    def final_grid(self) -> Grid:
+        return grid_after_events(self.grid, self.events)
+
+    def detection_windows(self) -> list[tuple[int, Grid]]:
+        """(step, grid) per audit: one after pre-game changes (L1/L2), or one
+        after each scheduled event (L3)."""
+        if self.regime == "L3":
+            return [(e.step, self.grid_at(e.step)) for e in self.events]
+        return [(0, self.grid)]
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "regime": self.regime,
+            "seed": self.seed,
+            "height": self.height,
+            "width": self.width,
+            "max_steps": self.max_steps,
+            "g0": list(self.g0),
+            "grid": list(self.grid),
+            "events": [e.to_json() for e in self.events],
+            "memory": [m.to_json() for m in self.memory],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> Instance:
+        g0 = validate_grid(data["g0"])
+        grid = validate_grid(data["grid"])
+        height, width = int(data["height"]), int(data["width"])
+        if (len(g0), len(g0[0])) != (height, width) or (len(grid), len(grid[0])) != (height, width):
+            raise ValueError(f"instance {data.get('id')!r}: grids do not match {height}x{width}")
+        return cls(
+            id=str(data["id"]),
+            regime=validate_regime(str(data["regime"])),
+            seed=int(data["seed"]),
+            height=height,
+            width=width,
+            max_steps=int(data.get("max_steps", step_budget(height, width))),
+            g0=g0,
+            grid=grid,
+            events=tuple(Event.from_json(e) for e in data["events"]),
+            memory=tuple(MemoryEntry.from_json(m) for m in data["memory"]),
+        )
+
+
+def generate_instance(
+    seed: int, regime: str, index: int, height: int = 8, width: int = 8
+) -> Instance:
+    """The instance for ``seed`` under ``regime``; ``index`` only names it."""
+    validate_regime(regime)
+    validate_size(height, width)
+    g0 = generate_grid(height, width, _rng(seed, STREAM_GRID))
+    memory = build_memory(g0, _rng(seed, STREAM_MEMORY))
+    budget = step_budget(height, width)
+    rng = _rng(seed, STREAM_REGIME[regime])
+    events: list[Event] = []
+    if regime == "L1":
+        grid = l1_changes(g0, rng)
+    elif regime == "L2":
+        grid = l2_changes(g0, rng)
+    else:
+        grid = g0
+        events = l3_schedule(g0, rng, budget)
+    return Instance(
+        id=f"{regime}-{index:03d}",
+        regime=regime,
+        seed=int(seed),
+        height=height,
+        width=width,
+        max_steps=budget,
+        g0=g0,
+        grid=grid,
+        events=tuple(events),
+        memory=tuple(memory),
+    )

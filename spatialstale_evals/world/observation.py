@@ -1,0 +1,51 @@
+"""The text observation (SPEC section 4, exact) and its inverse.
+
+The inverse exists for the scripted reference agents and the tests: anything
+that reads our prompts must recover the grid exactly as a model would.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from spatialstale_evals.world.grid import Cell, Grid, goal_of
+
+_CELL = re.compile(r"\((\d+),(\d+)\)=([SFHG?])")
+_ROW = re.compile(r"^Row (\d+): (.*)$", re.MULTILINE)
+_AGENT = re.compile(r"Agent at \((\d+),(\d+)\)\. Goal at \((\d+),(\d+)\)\.")
+
+
+def text_observation(grid: Sequence[str], agent: Cell) -> str:
+    """``Row r: (r,0)=S (r,1)=F ...`` per row, then the agent/goal line.
+
+    The agent's cell shows its underlying type (the paper scores the cell, not
+    a player marker).
+    """
+    lines = [
+        f"Row {r}: " + " ".join(f"({r},{c})={row[c]}" for c in range(len(row)))
+        for r, row in enumerate(grid)
+    ]
+    gr, gc = goal_of(grid)
+    lines.append(f"Agent at ({agent[0]},{agent[1]}). Goal at ({gr},{gc}).")
+    return "\n".join(lines)
+
+
+def parse_text_observation(text: str) -> tuple[Grid, Cell, Cell]:
+    """Recover (grid, agent, goal) from a text observation embedded in any text."""
+    rows: dict[int, dict[int, str]] = {}
+    for match in _ROW.finditer(text):
+        r = int(match.group(1))
+        for cr, cc, kind in _CELL.findall(match.group(2)):
+            if int(cr) == r:
+                rows.setdefault(r, {})[int(cc)] = kind
+    if not rows:
+        raise ValueError("no 'Row r: ...' lines in text")
+    height = max(rows) + 1
+    width = max(max(cols) for cols in rows.values()) + 1
+    grid = tuple("".join(rows[r][c] for c in range(width)) for r in range(height))
+    agent_match = _AGENT.search(text)
+    if agent_match is None:
+        raise ValueError("no 'Agent at (r,c). Goal at (r,c).' line in text")
+    a_r, a_c, g_r, g_c = (int(x) for x in agent_match.groups())
+    return grid, (a_r, a_c), (g_r, g_c)

@@ -1,0 +1,94 @@
+"""The image observation (SPEC section 4): a colour-coded grid as PNG bytes.
+
+Cells are always 48 px, so an 8x8 grid is the paper's 384x384 image and larger
+grids grow (768 px at 16x16, 1536 px at 32x32) instead of shrinking their
+coordinate labels below legibility. Labels use Pillow's built-in bitmap font,
+which is the same on every machine, so a grid always renders to the same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from functools import lru_cache
+
+from PIL import Image, ImageDraw, ImageFont
+
+from spatialstale_evals.world.grid import Cell
+
+CELL_PX = 48
+COLOURS: dict[str, tuple[int, int, int]] = {
+    "F": (0xA8, 0xC8, 0xE8),
+    "H": (0x20, 0x20, 0x20),
+    "S": (0x2E, 0x8B, 0x57),
+    "G": (0xDA, 0xA5, 0x20),
+}
+AGENT_COLOUR = (255, 0, 0)
+LINE_COLOUR = (255, 255, 255)
+#: Label ink per cell type: dark on light cells, light on dark ones.
+LABEL_COLOURS = {"F": (0, 0, 0), "G": (0, 0, 0), "H": (255, 255, 255), "S": (255, 255, 255)}
+
+
+@lru_cache(maxsize=1)
+def _font() -> ImageFont.ImageFont:
+    return ImageFont.load_default_imagefont()
+
+
+def image_size(height: int, width: int) -> tuple[int, int]:
+    """(width_px, height_px) of the rendered grid."""
+    return width * CELL_PX, height * CELL_PX
+
+
+def render_image(grid: Sequence[str], agent: Cell | None) -> Image.Image:
+    height, width = len(grid), len(grid[0])
+    img = Image.new("RGB", image_size(height, width), LINE_COLOUR)
+    draw = ImageDraw.Draw(img)
+    font = _font()
+    for r, row in enumerate(grid):
+        for c, kind in enumerate(row):
+            x0, y0 = c * CELL_PX, r * CELL_PX
+            # 1 px white line on the left/top of every cell (and the image border).
+            draw.rectangle([x0 + 1, y0 + 1, x0 + CELL_PX - 1, y0 + CELL_PX - 1], fill=COLOURS[kind])
+            draw.text((x0 + 3, y0 + 2), f"({r},{c})", fill=LABEL_COLOURS[kind], font=font)
+    if agent is not None:
+        ar, ac = agent
+        cx, top = ac * CELL_PX + CELL_PX // 2, ar * CELL_PX
+        # A narrow upward triangle in the lower middle: it leaves the label and
+        # the cell's right-hand side showing the underlying type.
+        draw.polygon(
+            [(cx, top + 16), (cx - 10, top + CELL_PX - 6), (cx + 10, top + CELL_PX - 6)],
+            fill=AGENT_COLOUR,
+        )
+    return img
+
+
+def render_png(grid: Sequence[str], agent: Cell | None) -> bytes:
+    buffer = io.BytesIO()
+    # Palette PNG: the image has a handful of colours, so this is exact and
+    # several times smaller than RGB (it keeps image-mode logs small).
+    render_image(grid, agent).quantize(colors=16, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
+        buffer, format="PNG", optimize=False, compress_level=9
+    )
+    return buffer.getvalue()
+
+
+def sample_cell_colour(img: Image.Image, cell: Cell) -> tuple[int, int, int]:
+    """Colour at the cell's centre-right: clear of label, marker and grid lines."""
+    r, c = cell
+    x = c * CELL_PX + CELL_PX - 6
+    y = r * CELL_PX + CELL_PX // 2
+    return img.convert("RGB").getpixel((x, y))  # type: ignore[return-value]
+
+
+def decode_grid(png: bytes, height: int, width: int) -> tuple[str, ...]:
+    """Read cell types back from a rendered PNG by nearest colour (for scripted
+    vision agents and tests)."""
+    img = Image.open(io.BytesIO(png)).convert("RGB")
+    rows = []
+    for r in range(height):
+        row = ""
+        for c in range(width):
+            px = sample_cell_colour(img, (r, c))
+            row += min(COLOURS, key=lambda k: sum((a - b) ** 2 for a, b in zip(COLOURS[k], px)))
+        rows.append(row)
+    return tuple(rows)

@@ -1,0 +1,50 @@
+"""Ground truth: which entries a changed grid has made stale, and in which direction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from spatialstale_evals.world.grid import FROZEN, HOLE, Cell
+from spatialstale_evals.world.memory import MemoryEntry
+
+THAW, FREEZE = "thaw", "freeze"
+
+
+def hazard(kind: str) -> int:
+    return 1 if kind == HOLE else 0
+
+
+def is_stale(g0: Sequence[str], grid: Sequence[str], cell: Cell) -> bool:
+    r, c = cell
+    return hazard(g0[r][c]) != hazard(grid[r][c])
+
+
+def change_kind(g0: Sequence[str], grid: Sequence[str], cell: Cell) -> str | None:
+    """``thaw`` (F->H, a safe claim turned deadly), ``freeze`` (H->F) or None."""
+    r, c = cell
+    before, after = g0[r][c], grid[r][c]
+    if before == FROZEN and after == HOLE:
+        return THAW
+    if before == HOLE and after == FROZEN:
+        return FREEZE
+    return None
+
+
+def stale_cells(g0: Sequence[str], grid: Sequence[str]) -> list[Cell]:
+    return [
+        (r, c)
+        for r in range(len(g0))
+        for c in range(len(g0[0]))
+        if is_stale(g0, grid, (r, c))
+    ]
+
+
+def stale_ratio(g0: Sequence[str], grid: Sequence[str]) -> float:
+    return len(stale_cells(g0, grid)) / (len(g0) * len(g0[0]))
+
+
+def stale_labels(
+    memory: Sequence[MemoryEntry], g0: Sequence[str], grid: Sequence[str]
+) -> dict[str, str | None]:
+    """Entry id -> ``thaw`` / ``freeze`` when stale, None when still valid."""
+    return {e.id: change_kind(g0, grid, e.cell) for e in memory}
