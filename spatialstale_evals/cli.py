@@ -47,8 +47,10 @@ def _datasets_stats(args: argparse.Namespace) -> int:
         regime = name.removesuffix(".jsonl")
         by_regime[regime] = stats.regime_stats(dataset.load(folder, regime))
     cells = int(manifest["height"]) * int(manifest["width"])
-    print(f"Stale ratio per regime ({folder}, {manifest['height']}x{manifest['width']}, "
-          f"master seed {manifest['master_seed']}) beside the paper's Table 1:\n")
+    print(
+        f"Stale ratio per regime ({folder}, {manifest['height']}x{manifest['width']}, "
+        f"master seed {manifest['master_seed']}) beside the paper's Table 1:\n"
+    )
     print(stats.format_table(by_regime, cells))
     return 0
 

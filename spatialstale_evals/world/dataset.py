@@ -24,6 +24,7 @@ GENERATOR_VERSION = "1.0.0"
 MASTER_SEED = 2024
 DEFAULT_COUNT = 50
 MANIFEST = "MANIFEST.json"
+MANIFEST_KEYS = ("master_seed", "count", "height", "width", "files")
 
 #: The committed canonical set (present in a source checkout / editable install).
 CANONICAL_DIR = Path(__file__).resolve().parents[2] / "datasets" / DATASET_VERSION
@@ -115,9 +116,11 @@ def read_manifest(folder: str | Path) -> dict:
     path = Path(folder) / MANIFEST
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
-        manifest["files"]  # noqa: B018 - presence check
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        missing = [k for k in MANIFEST_KEYS if k not in manifest]
+    except (OSError, ValueError, TypeError) as exc:
         raise DatasetError(f"{path}: unreadable manifest ({exc})") from exc
+    if missing or not isinstance(manifest.get("files"), dict):
+        raise DatasetError(f"{path}: manifest lacks {', '.join(missing) or 'a files table'}")
     return manifest
 
 
@@ -144,8 +147,12 @@ def load(dataset: str | Path | None, regime: str) -> list[Instance]:
     folder = resolve(dataset)
     name = f"{regime}.jsonl"
     data = verify_file(folder, name, read_manifest(folder))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{folder / name}: not UTF-8 text ({exc})") from exc
     instances = []
-    for lineno, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:

@@ -67,7 +67,9 @@ class DynamicFrozenLakeEnv(gym.Env):
         render_mode: str | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
         if instance is not None:
             height, width = instance.height, instance.width
         self._fixed_instance = instance
@@ -125,10 +127,11 @@ class DynamicFrozenLakeEnv(gym.Env):
         if not self.action_space.contains(action):
             raise ValueError(f"action must be 0-3 ({', '.join(ACTIONS)}), got {action!r}")
         self.steps += 1
+        before = self.agent
         self.agent = apply_move(self.grid, self.agent, ACTIONS[int(action)])
         kind = self.grid[self.agent[0]][self.agent[1]]
         reward, fired = 0.0, []
-        if kind == HOLE:
+        if kind == HOLE and self.agent != before:  # only entering a hole kills
             self.outcome, reward = DEATH, -1.0
         elif kind == GOAL:
             self.outcome, reward = SUCCESS, 1.0

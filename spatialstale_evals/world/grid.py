@@ -38,8 +38,7 @@ def validate_size(height: int, width: int) -> None:
         raise GridError(f"grid size must be integers, got {height!r} x {width!r}")
     if height < MIN_SIDE or width < MIN_SIDE:
         raise GridError(
-            f"grid must be at least {MIN_SIDE}x{MIN_SIDE} (S and G need distinct cells), "
-            f"got {height}x{width}"
+            f"grid must be at least {MIN_SIDE}x{MIN_SIDE} (S and G need distinct cells), got {height}x{width}"
         )
 
 
@@ -105,12 +104,7 @@ def has_path(grid: Sequence[str], src: Cell | None = None, dst: Cell | None = No
 
 def mutable_cells(grid: Sequence[str]) -> list[Cell]:
     """Cells that changes may touch: everything but S and G, row-major."""
-    return [
-        (r, c)
-        for r in range(len(grid))
-        for c in range(len(grid[0]))
-        if grid[r][c] in (FROZEN, HOLE)
-    ]
+    return [(r, c) for r in range(len(grid)) for c in range(len(grid[0])) if grid[r][c] in (FROZEN, HOLE)]
 
 
 def flip_cells(grid: Sequence[str], cells: Iterable[Cell]) -> Grid:
@@ -129,10 +123,7 @@ def generate_grid(height: int, width: int, rng: np.random.Generator) -> Grid:
     validate_size(height, width)
     for _ in range(MAX_REJECTIONS):
         holes = rng.random((height, width)) < HOLE_FRACTION
-        rows = [
-            "".join(HOLE if holes[r, c] else FROZEN for c in range(width))
-            for r in range(height)
-        ]
+        rows = ["".join(HOLE if holes[r, c] else FROZEN for c in range(width)) for r in range(height)]
         rows[0] = START + rows[0][1:]
         rows[-1] = rows[-1][:-1] + GOAL
         grid = tuple(rows)

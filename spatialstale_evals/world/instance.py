@@ -102,9 +102,7 @@ class Instance:
         )
 
 
-def generate_instance(
-    seed: int, regime: str, index: int, height: int = 8, width: int = 8
-) -> Instance:
+def generate_instance(seed: int, regime: str, index: int, height: int = 8, width: int = 8) -> Instance:
     """The instance for ``seed`` under ``regime``; ``index`` only names it."""
     validate_regime(regime)
     validate_size(height, width)

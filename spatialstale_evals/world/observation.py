@@ -23,8 +23,7 @@ def text_observation(grid: Sequence[str], agent: Cell) -> str:
     a player marker).
     """
     lines = [
-        f"Row {r}: " + " ".join(f"({r},{c})={row[c]}" for c in range(len(row)))
-        for r, row in enumerate(grid)
+        f"Row {r}: " + " ".join(f"({r},{c})={row[c]}" for c in range(len(row))) for r, row in enumerate(grid)
     ]
     gr, gc = goal_of(grid)
     lines.append(f"Agent at ({agent[0]},{agent[1]}). Goal at ({gr},{gc}).")

@@ -102,10 +102,7 @@ def l2_changes(g0: Grid, rng: np.random.Generator) -> Grid:
     for _ in range(MAX_REDRAWS):
         n = int(rng.integers(L2_CHANGES[0], L2_CHANGES[1] + 1))
         centre = candidates[int(rng.integers(len(candidates)))]
-        area = [
-            p for p in candidates
-            if abs(p[0] - centre[0]) + abs(p[1] - centre[1]) <= L2_RADIUS
-        ]
+        area = [p for p in candidates if abs(p[0] - centre[0]) + abs(p[1] - centre[1]) <= L2_RADIUS]
         order = [area[i] for i in rng.permutation(len(area))]
         grid, flipped = g0, 0
         for cell in order:

@@ -31,12 +31,7 @@ def change_kind(g0: Sequence[str], grid: Sequence[str], cell: Cell) -> str | Non
 
 
 def stale_cells(g0: Sequence[str], grid: Sequence[str]) -> list[Cell]:
-    return [
-        (r, c)
-        for r in range(len(g0))
-        for c in range(len(g0[0]))
-        if is_stale(g0, grid, (r, c))
-    ]
+    return [(r, c) for r in range(len(g0)) for c in range(len(g0[0])) if is_stale(g0, grid, (r, c))]
 
 
 def stale_ratio(g0: Sequence[str], grid: Sequence[str]) -> float:

@@ -44,11 +44,7 @@ def within_target(regime: str, stats: dict[str, float], cells: int = 64) -> bool
     range widened by one cell on each side."""
     mean, _, lo, hi = PAPER_TABLE1[regime]
     slack = 1 / cells + 1e-9
-    return (
-        abs(stats["mean"] - mean) <= 0.01
-        and stats["min"] >= lo - slack
-        and stats["max"] <= hi + slack
-    )
+    return abs(stats["mean"] - mean) <= 0.01 and stats["min"] >= lo - slack and stats["max"] <= hi + slack
 
 
 def format_table(stats_by_regime: dict[str, dict[str, float]], cells: int = 64) -> str:

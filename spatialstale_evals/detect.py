@@ -1,0 +1,65 @@
+"""SpatialSTALE ``detect``: can a model tell which of its memory entries the
+current observation contradicts?
+
+    inspect eval spatialstale_evals/detect.py --model openai/gpt-4o
+    inspect eval spatialstale_evals/detect.py -T regime=L2 -T modality=image --model ...
+"""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+
+from spatialstale_evals.harness.audit import OUTPUTS
+from spatialstale_evals.harness.detection import audit_windows, detection_scorer
+from spatialstale_evals.harness.observe import MODALITIES
+from spatialstale_evals.harness.samples import (
+    check_choice,
+    check_positive_int,
+    instance_samples,
+    load_instances,
+)
+
+TASK_VERSION = "1-A"
+
+
+@task
+def detect(
+    regime: str = "L1",
+    modality: str = "text",
+    batch_size: int = 10,
+    output: str = "binary",
+    threshold: float = 0.7,
+    dataset: str | None = None,
+) -> Task:
+    """Staleness detection: audit every memory entry against the current grid.
+
+    One sample per instance. L1/L2 have one detection window (after the
+    pre-game changes); L3 has one per scheduled event, each a full audit of all
+    entries against the cumulative grid, with counts pooled per sample.
+
+    Args:
+        regime: Change regime: ``L1`` (scattered), ``L2`` (clustered) or ``L3`` (online).
+        modality: How the grid is shown: ``text`` (the SPEC's coordinate list) or
+            ``image`` (the rendered PNG). Memory entries are text in both.
+        batch_size: Entries per audit call (B). The paper uses 10 and ablates
+            1, 5, 10, 20 and 64; each window costs ceil(N / B) calls.
+        output: ``binary`` (``is_stale`` true/false, the paper's default) or
+            ``continuous`` (a ``staleness`` score in [0, 1], flagged at ``threshold``).
+        threshold: Flag threshold tau for ``continuous`` output (paper's best: 0.7).
+        dataset: Dataset folder made by ``spatialstale datasets generate``;
+            default the canonical ``datasets/spatialstale-v1``.
+    """
+    check_choice("modality", modality, MODALITIES)
+    check_choice("output", output, OUTPUTS)
+    check_positive_int("batch_size", batch_size)
+    if not isinstance(threshold, (int, float)) or not 0.0 <= float(threshold) <= 1.0:
+        raise ValueError(f"threshold must be a number in [0, 1]; got {threshold!r}")
+    instances = load_instances(dataset, regime)
+    params = {"modality": modality, "batch_size": batch_size, "output": output, "threshold": float(threshold)}
+    return Task(
+        dataset=instance_samples(instances, "detect", **params),
+        solver=audit_windows(modality, batch_size, output, float(threshold)),
+        scorer=detection_scorer(),
+        version=TASK_VERSION,
+        metadata={"task_family": "detect", "regime": regime, **params},
+    )

@@ -1,0 +1,119 @@
+"""The staleness audit shared by the ``detect`` task and the ``omcd`` and
+``self_verify`` navigation strategies: one mechanism, so a detection score
+and the audit inside navigation are the same measurement."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from inspect_ai.log import transcript
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageSystem,
+    ChatMessageUser,
+    ContentText,
+    Model,
+    ModelOutput,
+)
+
+from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.observe import observation_parts
+from spatialstale_evals.harness.parsing import Judgement, parse_audit_reply
+from spatialstale_evals.world.grid import Cell, goal_of
+from spatialstale_evals.world.memory import MemoryEntry
+from spatialstale_evals.world.observation import text_observation
+
+OUTPUTS = ("binary", "continuous")
+
+
+@dataclass
+class AuditResult:
+    """Verdicts on a set of entries from one audit window."""
+
+    judgements: dict[str, Judgement] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    calls: int = 0
+    tokens: int = 0
+
+    @property
+    def flagged(self) -> set[str]:
+        return {eid for eid, j in self.judgements.items() if j.is_stale}
+
+    def add_counts(self, counts: dict[str, int]) -> None:
+        for key, value in counts.items():
+            self.counts[key] = self.counts.get(key, 0) + value
+
+
+def batches(entries: Sequence[MemoryEntry], batch_size: int) -> list[Sequence[MemoryEntry]]:
+    return [entries[i : i + batch_size] for i in range(0, len(entries), batch_size)]
+
+
+def audit_messages(
+    grid: Sequence[str],
+    agent: Cell,
+    batch: Sequence[MemoryEntry],
+    modality: str,
+    output: str,
+) -> list[ChatMessage]:
+    goal = goal_of(grid)
+    position = (
+        text_observation(grid, agent).splitlines()[-1]
+        if modality == "text"
+        else f"Agent at ({agent[0]},{agent[1]}). Goal at ({goal[0]},{goal[1]})."
+    )
+    caption = prompts.AUDIT_OBSERVATION_IMAGE.format(position=position)
+    parts = observation_parts(grid, agent, modality, caption)
+    if modality == "text":
+        parts = [ContentText(text=prompts.AUDIT_OBSERVATION_TEXT.format(observation=parts[0].text))]  # type: ignore[union-attr]
+    template = prompts.AUDIT_CONTINUOUS if output == "continuous" else prompts.AUDIT_BINARY
+    request = template.format(count=len(batch), entries="\n".join(e.text for e in batch))
+    return [
+        ChatMessageSystem(content=prompts.AUDIT_SYSTEM),
+        ChatMessageUser(content=[*parts, ContentText(text=request)]),
+    ]
+
+
+def _refused(output: ModelOutput) -> bool:
+    return bool(output.choices) and output.choices[0].stop_reason == "content_filter"
+
+
+async def audit_entries(
+    model: Model,
+    grid: Sequence[str],
+    agent: Cell,
+    entries: Sequence[MemoryEntry],
+    *,
+    modality: str,
+    batch_size: int,
+    output: str = "binary",
+    threshold: float = 0.7,
+    label: str = "audit",
+) -> AuditResult:
+    """Audit ``entries`` against the current ``grid`` in batches of ``batch_size``.
+
+    Each batch is one model call holding the observation and the batch's
+    entries; replies are parsed leniently and every failure is counted.
+    Entries without a usable verdict are not flagged.
+    """
+    result = AuditResult()
+    for index, batch in enumerate(batches(entries, batch_size)):
+        messages = audit_messages(grid, agent, batch, modality, output)
+        reply = await model.generate(messages)
+        ids = [e.id for e in batch]
+        parsed = parse_audit_reply(reply.completion, ids, output, threshold, refused=_refused(reply))
+        result.judgements.update(parsed.judgements)
+        result.add_counts(parsed.counts())
+        result.calls += 1
+        result.tokens += reply.usage.total_tokens if reply.usage else 0
+        transcript().info(
+            {
+                "batch": index,
+                "entries": ids,
+                "flagged": sorted(j.memory_id for j in parsed.judgements.values() if j.is_stale),
+                "judgements": [j.to_json() for j in parsed.judgements.values()],
+                **parsed.counts(),
+            },
+            source=label,
+        )
+    return result

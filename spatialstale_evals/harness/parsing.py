@@ -1,0 +1,236 @@
+"""Lenient, counted parsing of model replies.
+
+Nothing a model writes may crash a run, and nothing it gets wrong may be
+silently miscounted: every reply parses to the judgements that could be
+recovered plus exact counts of what could not. Pure Python (no Inspect), so
+it can be fuzzed in isolation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from spatialstale_evals.world.grid import ACTIONS
+
+TRUE_WORDS = {"true", "yes", "y", "1", "stale", "t"}
+FALSE_WORDS = {"false", "no", "n", "0", "valid", "f", "not stale", "fresh"}
+_ID = re.compile(r"mem[_\- ]?(\d+)", re.IGNORECASE)
+_REFUSAL = re.compile(
+    r"\b(I\s*(?:can(?:'|no)?t|cannot|won'?t|am unable|'m unable|am not able|'m not able)|"
+    r"I'm sorry|I am sorry|unable to (?:help|assist|comply|determine)|as an ai)\b",
+    re.IGNORECASE,
+)
+_FENCE = re.compile(r"```(?:json|JSON)?")
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One entry's verdict as the model gave it (SPEC 5.1 schema)."""
+
+    memory_id: str
+    is_stale: bool
+    confidence: float | None = None
+    staleness: float | None = None
+    reasoning: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "memory_id": self.memory_id,
+            "is_stale": self.is_stale,
+            "confidence": self.confidence,
+            "staleness": self.staleness,
+            "reasoning": self.reasoning,
+        }
+
+
+@dataclass
+class ParsedAudit:
+    """What one audit reply said about the entries it was asked about."""
+
+    judgements: dict[str, Judgement] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)
+    unknown_ids: list[str] = field(default_factory=list)
+    duplicate_ids: list[str] = field(default_factory=list)
+    unparseable: bool = False
+    refusal: bool = False
+
+    @property
+    def failures(self) -> int:
+        """Entries of the batch with no usable judgement (scored as not flagged)."""
+        return len(self.missing) + len(self.invalid)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "parse_failures": self.failures,
+            "missing": len(self.missing),
+            "invalid": len(self.invalid),
+            "unknown_ids": len(self.unknown_ids),
+            "duplicate_ids": len(self.duplicate_ids),
+            "unparseable_replies": int(self.unparseable),
+            "refusals": int(self.refusal),
+        }
+
+
+def _as_bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return {1: True, 0: False}.get(value)  # type: ignore[call-overload]
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in TRUE_WORDS:
+            return True
+        if word in FALSE_WORDS:
+            return False
+    return None
+
+
+def _as_unit_float(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        number = (
+            float(value.strip().rstrip("%")) / (100 if value.strip().endswith("%") else 1)
+            if isinstance(value, str)
+            else float(value)
+        )
+    except (TypeError, ValueError, AttributeError):
+        return None
+    if number != number or not 0.0 <= number <= 1.0:  # NaN or out of range
+        return None
+    return number
+
+
+def _objects(text: str) -> list[dict[str, Any]]:
+    """Every JSON object in ``text`` that looks like a judgement, in order.
+
+    Scans each ``{`` and decodes greedily, so it copes with prose around the
+    JSON, code fences, several blocks, a list cut off mid-way (the complete
+    objects before the cut survive) and wrapper objects like
+    ``{"results": [...]}``.
+    """
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    pos = 0
+    while True:
+        start = text.find("{", pos)
+        if start < 0:
+            return found
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except ValueError:
+            pos = start + 1
+            continue
+        found.extend(_flatten(value))
+        pos = end
+
+
+def _flatten(value: Any) -> Iterable[dict[str, Any]]:
+    if isinstance(value, dict):
+        if any(k in value for k in ("memory_id", "id", "entry_id")):
+            yield value
+        else:
+            for inner in value.values():
+                yield from _flatten(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _flatten(inner)
+
+
+def looks_like_refusal(text: str) -> bool:
+    return bool(_REFUSAL.search(text or ""))
+
+
+def parse_audit_reply(
+    text: str | None,
+    expected_ids: Sequence[str],
+    output: str = "binary",
+    threshold: float = 0.7,
+    refused: bool = False,
+) -> ParsedAudit:
+    """Judgements for ``expected_ids`` from a reply, with counted failures.
+
+    ``output="binary"`` reads ``is_stale``; ``"continuous"`` reads a
+    ``staleness`` in [0, 1] and flags it when ``staleness >= threshold``.
+    ``refused`` marks a provider-level refusal (e.g. a content filter).
+    """
+    text = text if isinstance(text, str) else ""
+    by_number = {}
+    for eid in expected_ids:
+        match = _ID.fullmatch(eid)
+        by_number[int(match.group(1)) if match else eid] = eid
+    parsed = ParsedAudit()
+    objects = _objects(_FENCE.sub("", text))
+    seen: set[str] = set()
+    for obj in objects:
+        raw_id = obj.get("memory_id", obj.get("id", obj.get("entry_id")))
+        match = _ID.search(str(raw_id)) if raw_id is not None else None
+        eid = by_number.get(int(match.group(1))) if match else None
+        if eid is None:
+            parsed.unknown_ids.append(str(raw_id))
+            continue
+        if eid in seen:
+            parsed.duplicate_ids.append(eid)
+            continue
+        seen.add(eid)
+        staleness = None
+        if output == "continuous":
+            staleness = _as_unit_float(obj.get("staleness", obj.get("score")))
+            flagged = None if staleness is None else staleness >= threshold
+        else:
+            flagged = _as_bool(obj.get("is_stale", obj.get("stale")))
+        if flagged is None:
+            parsed.invalid.append(eid)
+            continue
+        reasoning = obj.get("reasoning", "")
+        parsed.judgements[eid] = Judgement(
+            memory_id=eid,
+            is_stale=flagged,
+            confidence=_as_unit_float(obj.get("confidence")),
+            staleness=staleness,
+            reasoning=reasoning if isinstance(reasoning, str) else json.dumps(reasoning),
+        )
+    parsed.missing = [eid for eid in expected_ids if eid not in seen]
+    parsed.unparseable = not objects
+    parsed.refusal = refused or (not parsed.judgements and looks_like_refusal(text))
+    return parsed
+
+
+@dataclass(frozen=True)
+class MoveChoice:
+    """The action a navigation reply yields, or why it yields none."""
+
+    direction: str | None
+    problem: str | None
+    extra_calls: int
+
+
+def parse_move(tool_calls: Sequence[Any] | None) -> MoveChoice:
+    """The first tool call, if it is a valid ``move``; later calls are counted
+    and ignored (one move per decision).
+
+    ``tool_calls`` are objects with ``function``, ``arguments`` (a dict) and an
+    optional ``parse_error`` (Inspect's ToolCall).
+    """
+    calls = list(tool_calls or [])
+    if not calls:
+        return MoveChoice(None, "no tool call", 0)
+    first, extra = calls[0], len(calls) - 1
+    function = getattr(first, "function", None)
+    if function != "move":
+        return MoveChoice(None, f"unknown tool {function!r}", extra)
+    if getattr(first, "parse_error", None):
+        return MoveChoice(None, f"unparseable arguments: {first.parse_error}", extra)
+    arguments = getattr(first, "arguments", None)
+    if not isinstance(arguments, dict) or "direction" not in arguments:
+        return MoveChoice(None, "move called without a direction", extra)
+    value = arguments["direction"]
+    direction = value.strip().upper() if isinstance(value, str) else None
+    if direction not in ACTIONS:
+        return MoveChoice(None, f"invalid direction {value!r}", extra)
+    return MoveChoice(direction, None, extra)

@@ -1,0 +1,128 @@
+"""``spatialstale/<policy>``: the scripted reference agents as an Inspect
+model provider, so they run from the CLI, in ``eval_set`` and under
+``inspect eval-retry`` like any model.
+
+    inspect eval spatialstale_evals/navigate.py --model spatialstale/observer
+    inspect eval spatialstale_evals/detect.py --model spatialstale/random -M seed=7
+
+Token usage is counted the same way for every policy (and is what the README's
+token tables report for scripted runs): one token per 4 characters of text,
+rounded up, over every message and tool definition sent, plus 255 per image
+(one 512 px tile at OpenAI's high-detail rate); output tokens likewise over
+the reply text and tool-call arguments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any
+
+from inspect_ai.log._samples import sample_active
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageUser,
+    ContentImage,
+    ContentText,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+)
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from spatialstale_evals.harness.scripted import POLICIES, Prompt, audit_reply, move_choice
+
+IMAGE_TOKENS = 255
+CHARS_PER_TOKEN = 4
+
+
+def count_text_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def count_input_tokens(messages: list[ChatMessage], tools: list[ToolInfo]) -> int:
+    total = 0
+    for message in messages:
+        if isinstance(message.content, str):
+            total += count_text_tokens(message.content)
+        else:
+            for part in message.content:
+                if isinstance(part, ContentImage):
+                    total += IMAGE_TOKENS
+                elif isinstance(part, ContentText):
+                    total += count_text_tokens(part.text)
+        for call in getattr(message, "tool_calls", None) or []:
+            total += count_text_tokens(call.function + json.dumps(call.arguments))
+    for tool in tools:
+        total += count_text_tokens(tool.model_dump_json(exclude_none=True))
+    return total
+
+
+def last_prompt(messages: list[ChatMessage]) -> Prompt:
+    user = next((m for m in reversed(messages) if isinstance(m, ChatMessageUser)), None)
+    if user is None:
+        return Prompt("", ())
+    if isinstance(user.content, str):
+        return Prompt(user.content, ())
+    texts = [p.text for p in user.content if isinstance(p, ContentText)]
+    images = [p.image for p in user.content if isinstance(p, ContentImage)]
+    return Prompt("\n".join(texts), tuple(images))
+
+
+class ScriptedAPI(ModelAPI):
+    """Answers audits with JSON verdicts and navigation prompts with one ``move`` call."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        seed: int | str = 0,
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config)
+        if model_name not in POLICIES:
+            raise ValueError(
+                f"unknown scripted policy {model_name!r}; expected spatialstale/<{'|'.join(POLICIES)}>"
+            )
+        if model_args:
+            raise ValueError(f"unknown model args for spatialstale/{model_name}: {sorted(model_args)}")
+        self.policy = model_name
+        self.seed = int(seed)
+
+    def max_connections(self) -> int:
+        return 64
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        prompt = last_prompt(input)
+        active = sample_active()
+        salt = (active.sample.id, active.epoch) if active is not None else None
+        usage_in = count_input_tokens(input, tools)
+        if any(t.name == "move" for t in tools):
+            direction = move_choice(self.policy, prompt, self.seed, salt)
+            call_id = "call_" + hashlib.sha256(prompt.text.encode()).hexdigest()[:12]
+            output = ModelOutput.for_tool_call(
+                self.model_name,
+                "move",
+                {"direction": direction},
+                tool_call_id=call_id,
+                content="",
+            )
+            out_tokens = count_text_tokens("move" + json.dumps({"direction": direction}))
+        else:
+            text = audit_reply(self.policy, prompt, self.seed, salt)
+            output = ModelOutput.from_content(self.model_name, text)
+            out_tokens = count_text_tokens(text)
+        output.usage = ModelUsage(
+            input_tokens=usage_in, output_tokens=out_tokens, total_tokens=usage_in + out_tokens
+        )
+        return output

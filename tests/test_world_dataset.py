@@ -1,0 +1,214 @@
+"""Determinism, byte-exact regeneration, larger grids and the stats command."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import deque
+
+import pytest
+
+from spatialstale_evals import cli
+from spatialstale_evals.world import dataset, generate_instance
+from spatialstale_evals.world.instance import step_budget
+
+CANON = dataset.CANONICAL_DIR
+REGIMES = ("L1", "L2", "L3")
+PAPER_MEANS = {"L1": 0.094, "L2": 0.141, "L3": 0.143}
+
+
+def bfs_path_exists(grid):
+    h, w = len(grid), len(grid[0])
+    src, dst = (0, 0), (h - 1, w - 1)
+    if grid[0][0] == "H" or grid[h - 1][w - 1] == "H":
+        return False
+    seen, queue = {src}, deque([src])
+    while queue:
+        r, c = queue.popleft()
+        if (r, c) == dst:
+            return True
+        for nr, nc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+            if 0 <= nr < h and 0 <= nc < w and (nr, nc) not in seen and grid[nr][nc] != "H":
+                seen.add((nr, nc))
+                queue.append((nr, nc))
+    return False
+
+
+def flip(grid, cells):
+    rows = [list(r) for r in grid]
+    for r, c in cells:
+        rows[r][c] = "H" if rows[r][c] == "F" else "F"
+    return tuple("".join(r) for r in rows)
+
+
+def read_jsonl(regime):
+    with open(CANON / f"{regime}.jsonl", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+# ---------------------------------------------------------------- determinism
+
+
+def test_manifest_describes_canonical_set():
+    manifest = json.loads((CANON / "MANIFEST.json").read_text())
+    assert manifest["master_seed"] == 2024  # SPEC section 2
+    assert manifest["count"] == 50
+    assert (manifest["height"], manifest["width"]) == (8, 8)
+    assert set(manifest["files"]) == {"L1.jsonl", "L2.jsonl", "L3.jsonl"}
+    import hashlib
+
+    for name, entry in manifest["files"].items():
+        assert hashlib.sha256((CANON / name).read_bytes()).hexdigest() == entry["sha256"]
+        assert entry["instances"] == 50
+
+
+def test_write_reproduces_committed_bytes(tmp_path):
+    manifest = json.loads((CANON / "MANIFEST.json").read_text())
+    out = dataset.write(
+        tmp_path / "regen",
+        manifest["master_seed"],
+        manifest["count"],
+        manifest["height"],
+        manifest["width"],
+    )
+    for name in ("L1.jsonl", "L2.jsonl", "L3.jsonl", "MANIFEST.json"):
+        assert (out / name).read_bytes() == (CANON / name).read_bytes(), name
+
+
+def test_verify_canonical_passes():
+    assert dataset.verify(None) == {"L1.jsonl": 50, "L2.jsonl": 50, "L3.jsonl": 50}
+    assert cli.main(["datasets", "verify"]) == 0
+
+
+def test_verify_catches_files_that_do_not_regenerate(tmp_path):
+    # Files whose checksums match the manifest but were made from another seed.
+    import shutil
+
+    folder = tmp_path / "ds"
+    shutil.copytree(CANON, folder)
+    manifest = json.loads((folder / "MANIFEST.json").read_text())
+    manifest["master_seed"] = 2025
+    (folder / "MANIFEST.json").write_text(json.dumps(manifest))
+    with pytest.raises(dataset.DatasetError, match="regenerate"):
+        dataset.verify(folder)
+
+
+def test_same_seed_same_instance_in_fresh_process():
+    committed = {r: read_jsonl(r) for r in REGIMES}
+    picks = [(r, k, committed[r][k]["seed"]) for r in REGIMES for k in (0, 17, 49)]
+    code = (
+        "import json, sys\n"
+        "from spatialstale_evals.world import generate_instance\n"
+        "picks = json.loads(sys.argv[1])\n"
+        "print(json.dumps([generate_instance(s, r, k).to_json() for r, k, s in picks]))\n"
+    )
+    env = dict(os.environ, PYTHONHASHSEED="12345")
+    out = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(picks)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        timeout=60,
+    )
+    fresh = json.loads(out.stdout)
+    for (regime, k, seed), got in zip(picks, fresh):
+        # Same as the committed instance, and as a generation in this process.
+        assert got == committed[regime][k], (regime, k)
+        assert got == generate_instance(seed, regime, k).to_json()
+
+
+def test_different_seeds_give_different_worlds():
+    g0s = {generate_instance(s, "L1", 0).g0 for s in range(10)}
+    assert len(g0s) >= 9
+
+
+def test_generate_count_and_regimes_subset():
+    sets = dataset.generate(master_seed=7, count=3, regimes=["L2"])
+    assert list(sets) == ["L2"]
+    assert [i.id for i in sets["L2"]] == ["L2-000", "L2-001", "L2-002"]
+    # Same master seed, same first seeds regardless of count.
+    more = dataset.generate(master_seed=7, count=5, regimes=["L2"])
+    assert [i.seed for i in more["L2"][:3]] == [i.seed for i in sets["L2"]]
+
+
+# ---------------------------------------------------------------- larger grids
+
+
+@pytest.mark.parametrize("side,width,last_id", [(16, 3, "mem_255"), (32, 4, "mem_1023")])
+def test_larger_grids(side, width, last_id):
+    for seed in (3, 11):
+        for regime in REGIMES:
+            inst = generate_instance(seed, regime, 1, side, side)
+            assert (inst.height, inst.width) == (side, side)
+            assert inst.max_steps == step_budget(side, side)
+            for grid in (inst.g0, inst.grid):
+                assert len(grid) == side and all(len(row) == side for row in grid)
+                assert grid[0][0] == "S" and grid[-1][-1] == "G"
+                assert bfs_path_exists(grid)
+            grid = inst.grid
+            for event in inst.events:
+                assert event.step % 5 == 0 and 0 < event.step < inst.max_steps
+                assert len(set(event.cells)) == 2
+                grid = flip(grid, event.cells)
+                assert bfs_path_exists(grid)
+            assert len(inst.memory) == side * side
+            assert inst.memory[-1].id == last_id
+            for m in inst.memory:
+                assert re.fullmatch(rf"mem_\d{{{width}}}", m.id)
+                assert m.id == f"mem_{m.row * side + m.col:0{width}d}"
+                assert m.text.startswith(f"[{m.id}] ")
+                assert m.claim == ("DANGER" if inst.g0[m.row][m.col] == "H" else "SAFE")
+            if regime == "L3":
+                assert inst.grid == inst.g0
+            else:
+                assert inst.grid != inst.g0
+
+
+def test_write_and_verify_small_16x16_set(tmp_path):
+    out = dataset.write(tmp_path / "big", master_seed=99, count=2, height=16, width=16)
+    assert dataset.verify(out) == {"L1.jsonl": 2, "L2.jsonl": 2, "L3.jsonl": 2}
+    insts = dataset.load(out, "L3")
+    assert len(insts) == 2 and all((i.height, i.width) == (16, 16) for i in insts)
+
+
+# ---------------------------------------------------------------- stats
+
+
+def own_stale_ratio(record):
+    g0 = record["g0"]
+    grid = record["grid"]
+    for event in record["events"]:
+        grid = flip(grid, [tuple(c) for c in event["cells"]])
+    h, w = record["height"], record["width"]
+    return sum(g0[r][c] != grid[r][c] for r in range(h) for c in range(w)) / (h * w)
+
+
+@pytest.mark.parametrize("regime", REGIMES)
+def test_mean_stale_ratio_matches_paper(regime):
+    ratios = [own_stale_ratio(rec) for rec in read_jsonl(regime)]
+    assert len(ratios) == 50
+    mean = sum(ratios) / len(ratios)
+    assert abs(mean - PAPER_MEANS[regime]) <= 0.01, (regime, mean)
+
+
+def test_stats_command_prints_all_regimes_within_target(capsys):
+    assert cli.main(["datasets", "stats"]) == 0
+    out = capsys.readouterr().out
+    rows = {}
+    for line in out.splitlines():
+        cols = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cols and cols[0] in REGIMES:
+            rows[cols[0]] = cols
+    assert set(rows) == set(REGIMES)
+    for regime, cols in rows.items():
+        assert cols[-1] == "yes", (regime, cols)
+        # Our mean is printed first and agrees with the independent computation.
+        ours = float(cols[1].split("+-")[0])
+        ratios = [own_stale_ratio(rec) for rec in read_jsonl(regime)]
+        assert abs(ours - sum(ratios) / len(ratios)) < 0.0006
+        # The paper's mean is printed beside it.
+        assert f"{PAPER_MEANS[regime]:.3f}" in cols[3]
