@@ -79,11 +79,11 @@ class ScriptedAPI(ModelAPI):
         model_name: str,
         base_url: str | None = None,
         api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
+        config: GenerateConfig | None = None,
         seed: int | str = 0,
         **model_args: Any,
     ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
+        super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
         if model_name not in POLICIES:
             raise ValueError(
                 f"unknown scripted policy {model_name!r}; expected spatialstale/<{'|'.join(POLICIES)}>"
