@@ -5,6 +5,7 @@
 from inspect_ai.model import modelapi
 
 from spatialstale_evals.detect import detect
+from spatialstale_evals.navigate import navigate
 
 
 @modelapi(name="spatialstale")
@@ -14,4 +15,4 @@ def spatialstale():  # noqa: ANN201 - Inspect's provider factory protocol
     return ScriptedAPI
 
 
-__all__ = ["detect", "spatialstale"]
+__all__ = ["detect", "navigate", "spatialstale"]

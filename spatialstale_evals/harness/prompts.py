@@ -56,7 +56,6 @@ Each turn, choose exactly one move by calling the tool `move` once with directio
 LEFT or RIGHT."""
 
 NAVIGATE_STEP = """\
-{observation}
 Your position: ({row},{col}). Goal: ({goal_row},{goal_col}). Steps left: {steps_left}.
 {memory}
 Call `move` with your next direction."""
