@@ -158,10 +158,7 @@ def test_l2_changes_are_clustered_within_radius_two(sets):
             assert {inst.g0[r][c], inst.grid[r][c]} == {"F", "H"}
         # SPEC section 2: cells from the radius-2 Manhattan neighbourhood of a centre.
         centres = [
-            (r0, c0)
-            for r0 in range(8)
-            for c0 in range(8)
-            if all(abs(r - r0) + abs(c - c0) <= 2 for r, c in changed)
+            (r0, c0) for r0 in range(8) for c0 in range(8) if all(abs(r - r0) + abs(c - c0) <= 2 for r, c in changed)
         ]
         assert centres, (inst.id, changed)
 

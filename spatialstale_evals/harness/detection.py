@@ -100,9 +100,7 @@ def audit_windows(modality: str, batch_size: int, output: str, threshold: float)
                 }
             )
         state.store.set("detect_windows", records)
-        state.output.completion = (
-            f"{sum(len(r['flagged']) for r in records)} flags over {len(records)} window(s)"
-        )
+        state.output.completion = f"{sum(len(r['flagged']) for r in records)} flags over {len(records)} window(s)"
         return state
 
     return solve

@@ -240,9 +240,7 @@ def model_input(
 
 
 @solver
-def navigation_loop(
-    strategy: Strategy, modality: str, batch_size: int, max_steps: int, history: int
-) -> Solver:
+def navigation_loop(strategy: Strategy, modality: str, batch_size: int, max_steps: int, history: int) -> Solver:
     """Play one episode: build the strategy's memory view, then ask the model
     for one ``move`` per step until success, death or the step budget."""
 
@@ -276,9 +274,7 @@ def navigation_loop(
             calls = list(reply.tool_calls or [])
             if choice.direction is not None:
                 first_only = reply.model_copy(update={"tool_calls": calls[:1]})
-                tool_messages: list[ChatMessage] = list(
-                    (await execute_tools([user, first_only], [tool])).messages
-                )
+                tool_messages: list[ChatMessage] = list((await execute_tools([user, first_only], [tool])).messages)
             else:
                 direction = greedy_direction(env.agent, goal_of(episode.grid))
                 result = f"No valid move call ({choice.problem}); fallback moved {direction}. "

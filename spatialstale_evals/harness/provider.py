@@ -85,9 +85,7 @@ class ScriptedAPI(ModelAPI):
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
         if model_name not in POLICIES:
-            raise ValueError(
-                f"unknown scripted policy {model_name!r}; expected spatialstale/<{'|'.join(POLICIES)}>"
-            )
+            raise ValueError(f"unknown scripted policy {model_name!r}; expected spatialstale/<{'|'.join(POLICIES)}>")
         if model_args:
             raise ValueError(f"unknown model args for spatialstale/{model_name}: {sorted(model_args)}")
         self.policy = model_name
@@ -122,7 +120,5 @@ class ScriptedAPI(ModelAPI):
             text = audit_reply(self.policy, prompt, self.seed, salt)
             output = ModelOutput.from_content(self.model_name, text)
             out_tokens = count_text_tokens(text)
-        output.usage = ModelUsage(
-            input_tokens=usage_in, output_tokens=out_tokens, total_tokens=usage_in + out_tokens
-        )
+        output.usage = ModelUsage(input_tokens=usage_in, output_tokens=out_tokens, total_tokens=usage_in + out_tokens)
         return output

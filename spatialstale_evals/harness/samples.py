@@ -24,9 +24,7 @@ def check_choice(name: str, value: Any, choices: Sequence[Any]) -> None:
 
 def check_positive_int(name: str, value: Any, allow_zero: bool = False) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < (0 if allow_zero else 1):
-        raise ValueError(
-            f"{name} must be a {'non-negative' if allow_zero else 'positive'} integer; got {value!r}"
-        )
+        raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} integer; got {value!r}")
     return value
 
 

@@ -52,10 +52,7 @@ def generate(
     validate_size(height, width)
     regimes = [validate_regime(r) for r in regimes]
     seeds = instance_seeds(master_seed, count)
-    return {
-        regime: [generate_instance(s, regime, i, height, width) for i, s in enumerate(seeds)]
-        for regime in regimes
-    }
+    return {regime: [generate_instance(s, regime, i, height, width) for i, s in enumerate(seeds)] for regime in regimes}
 
 
 def encode_jsonl(instances: Iterable[Instance]) -> bytes:

@@ -67,9 +67,7 @@ class DynamicFrozenLakeEnv(gym.Env):
         render_mode: str | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}"
-            )
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         if instance is not None:
             height, width = instance.height, instance.width
         self._fixed_instance = instance

@@ -35,9 +35,7 @@ DESCRIPTIONS = {
     GOAL: "Goal tile - safe to walk",
 }
 #: (exact) ``[mem_021] SAFE at (2,5): Frozen ice - safe to walk``
-ENTRY_PATTERN = re.compile(
-    r"\[(?P<id>mem_\d+)\] (?P<claim>SAFE|DANGER) at \((?P<row>\d+),(?P<col>\d+)\): (?P<desc>.+)"
-)
+ENTRY_PATTERN = re.compile(r"\[(?P<id>mem_\d+)\] (?P<claim>SAFE|DANGER) at \((?P<row>\d+),(?P<col>\d+)\): (?P<desc>.+)")
 
 
 @dataclass(frozen=True)

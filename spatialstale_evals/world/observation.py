@@ -22,9 +22,7 @@ def text_observation(grid: Sequence[str], agent: Cell) -> str:
     The agent's cell shows its underlying type (the paper scores the cell, not
     a player marker).
     """
-    lines = [
-        f"Row {r}: " + " ".join(f"({r},{c})={row[c]}" for c in range(len(row))) for r, row in enumerate(grid)
-    ]
+    lines = [f"Row {r}: " + " ".join(f"({r},{c})={row[c]}" for c in range(len(row))) for r, row in enumerate(grid)]
     gr, gc = goal_of(grid)
     lines.append(f"Agent at ({agent[0]},{agent[1]}). Goal at ({gr},{gc}).")
     return "\n".join(lines)

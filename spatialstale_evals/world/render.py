@@ -66,9 +66,9 @@ def render_png(grid: Sequence[str], agent: Cell | None) -> bytes:
     buffer = io.BytesIO()
     # Palette PNG: the image has a handful of colours, so this is exact and
     # several times smaller than RGB (it keeps image-mode logs small).
-    render_image(grid, agent).quantize(
-        colors=16, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE
-    ).save(buffer, format="PNG", optimize=False, compress_level=9)
+    render_image(grid, agent).quantize(colors=16, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
+        buffer, format="PNG", optimize=False, compress_level=9
+    )
     return buffer.getvalue()
 
 

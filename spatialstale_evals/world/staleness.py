@@ -38,8 +38,6 @@ def stale_ratio(g0: Sequence[str], grid: Sequence[str]) -> float:
     return len(stale_cells(g0, grid)) / (len(g0) * len(g0[0]))
 
 
-def stale_labels(
-    memory: Sequence[MemoryEntry], g0: Sequence[str], grid: Sequence[str]
-) -> dict[str, str | None]:
+def stale_labels(memory: Sequence[MemoryEntry], g0: Sequence[str], grid: Sequence[str]) -> dict[str, str | None]:
     """Entry id -> ``thaw`` / ``freeze`` when stale, None when still valid."""
     return {e.id: change_kind(g0, grid, e.cell) for e in memory}

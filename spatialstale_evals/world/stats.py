@@ -49,8 +49,7 @@ def within_target(regime: str, stats: dict[str, float], cells: int = 64) -> bool
 
 def format_table(stats_by_regime: dict[str, dict[str, float]], cells: int = 64) -> str:
     lines = [
-        "| regime | ours: mean +- sd | ours: range | paper: mean +- sd | paper: range "
-        "| thaw share | within target |",
+        "| regime | ours: mean +- sd | ours: range | paper: mean +- sd | paper: range | thaw share | within target |",
         "|---|---|---|---|---|---|---|",
     ]
     for regime, s in stats_by_regime.items():
