@@ -61,7 +61,8 @@ class ParsedAudit:
 
     @property
     def failures(self) -> int:
-        """Entries of the batch with no usable judgement (scored as not flagged)."""
+        """Entries of the batch with no usable verdict: omitted, unreadable or
+        answered more than once. They are scored as not flagged."""
         return len(self.missing) + len(self.invalid)
 
     def counts(self) -> dict[str, int]:
@@ -159,7 +160,7 @@ def parse_audit_reply(
     ``staleness`` in [0, 1] and flags it when ``staleness >= threshold``.
     ``refused`` marks a provider-level refusal (e.g. a content filter).
     """
-    text = text if isinstance(text, str) else ""
+    text = (text if isinstance(text, str) else "").replace("\u2019", "'")
     by_number = {}
     for eid in expected_ids:
         match = _ID.fullmatch(eid)
@@ -195,6 +196,11 @@ def parse_audit_reply(
             staleness=staleness,
             reasoning=reasoning if isinstance(reasoning, str) else json.dumps(reasoning),
         )
+    # An entry answered twice has no single verdict: a parse failure, not flagged.
+    for eid in dict.fromkeys(parsed.duplicate_ids):
+        parsed.judgements.pop(eid, None)
+        if eid not in parsed.invalid:
+            parsed.invalid.append(eid)
     parsed.missing = [eid for eid in expected_ids if eid not in seen]
     parsed.unparseable = not objects
     parsed.refusal = refused or (not parsed.judgements and looks_like_refusal(text))
