@@ -285,7 +285,7 @@ def navigation_loop(strategy: Strategy, modality: str, batch_size: int, max_step
                         "problem": choice.problem,
                         "direction": direction,
                         "reply": reply.text[:2000],
-                        "tool_calls": [c.model_dump(mode="json") for c in calls],
+                        "tool_calls": [{"function": c.function, "arguments": c.arguments} for c in calls],
                     }
                 )
                 transcript().info({"fallback": choice.problem, "direction": direction}, source="navigation")
