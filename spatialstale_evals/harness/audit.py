@@ -22,7 +22,6 @@ from spatialstale_evals.harness.observe import observation_parts
 from spatialstale_evals.harness.parsing import Judgement, parse_audit_reply
 from spatialstale_evals.world.grid import Cell, goal_of
 from spatialstale_evals.world.memory import MemoryEntry
-from spatialstale_evals.world.observation import text_observation
 
 OUTPUTS = ("binary", "continuous")
 
@@ -57,15 +56,10 @@ def audit_messages(
     output: str,
 ) -> list[ChatMessage]:
     goal = goal_of(grid)
-    position = (
-        text_observation(grid, agent).splitlines()[-1]
-        if modality == "text"
-        else f"Agent at ({agent[0]},{agent[1]}). Goal at ({goal[0]},{goal[1]})."
+    caption = prompts.AUDIT_OBSERVATION_IMAGE.format(
+        position=f"Agent at ({agent[0]},{agent[1]}). Goal at ({goal[0]},{goal[1]})."
     )
-    caption = prompts.AUDIT_OBSERVATION_IMAGE.format(position=position)
     parts = observation_parts(grid, agent, modality, caption)
-    if modality == "text":
-        parts = [ContentText(text=prompts.AUDIT_OBSERVATION_TEXT.format(observation=parts[0].text))]  # type: ignore[union-attr]
     template = prompts.AUDIT_CONTINUOUS if output == "continuous" else prompts.AUDIT_BINARY
     request = template.format(count=len(batch), entries="\n".join(e.text for e in batch))
     return [

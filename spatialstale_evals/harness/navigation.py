@@ -93,7 +93,6 @@ class Episode:
     """One episode's live state and record."""
 
     env: DynamicFrozenLakeEnv
-    memory: tuple[MemoryEntry, ...]
     view: list[MemoryEntry]
     trajectory: list[list[int]] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
@@ -250,7 +249,7 @@ def navigation_loop(strategy: Strategy, modality: str, batch_size: int, max_step
         auditor = get_model(role="auditor", default=navigator)
         env = DynamicFrozenLakeEnv(instance, max_steps=max_steps)
         env.reset()
-        episode = Episode(env=env, memory=instance.memory, view=list(instance.memory))
+        episode = Episode(env=env, view=list(instance.memory))
         episode.trajectory.append(list(env.agent))
         windows = {step for step, _ in instance.detection_windows()}
         if strategy.judge != "none" and (strategy.audit_at_start or 0 in windows):

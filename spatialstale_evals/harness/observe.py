@@ -15,6 +15,7 @@ from spatialstale_evals.world.observation import text_observation
 from spatialstale_evals.world.render import render_png
 
 MODALITIES = ("text", "image")
+TEXT_HEADER = "Current observation:\n"
 
 
 @lru_cache(maxsize=4096)
@@ -32,4 +33,4 @@ def observation_parts(grid: Sequence[str], agent: Cell, modality: str, image_cap
     """
     if modality == "image":
         return [ContentText(text=image_caption), ContentImage(image=png_data_uri(tuple(grid), agent))]
-    return [ContentText(text=text_observation(grid, agent))]
+    return [ContentText(text=TEXT_HEADER + text_observation(grid, agent))]

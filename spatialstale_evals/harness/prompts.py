@@ -21,8 +21,6 @@ claim no longer matches the current cell: SAFE where the cell is now a hole, or 
 where the cell is now safe. Otherwise it is VALID. Judge every entry only against the
 current observation."""
 
-AUDIT_OBSERVATION_TEXT = "Current observation:\n{observation}"
-
 AUDIT_OBSERVATION_IMAGE = (
     "Current observation: the image shows the grid. Colours: light blue = frozen ice (F, safe), "
     "near-black = hole (H, deadly), green = start (S), gold = goal (G); the red triangle marks "
