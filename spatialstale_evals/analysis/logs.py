@@ -1,0 +1,366 @@
+"""Reading a folder of Inspect logs into per-sample tables of this suite.
+
+What gets counted:
+
+- Every ``.eval``/``.json`` log under the folder (recursively) is opened. A file
+  that cannot be read (corrupt, truncated, not a log) or a log that is not
+  this suite's ``detect``/``navigate`` task is skipped with a warning naming
+  it (:class:`SkippedLog`; also listed in the report).
+- Logs are grouped into *configurations*: task, model, model args, model roles
+  and every task argument except ``epochs`` (the regime, modality, strategy,
+  batch size, ... of the run). Within a configuration each (instance, epoch)
+  is counted once, taken from the best log that holds it: complete logs
+  (status ``success``) before partial ones (interrupted, cancelled, error),
+  newer before older. So a rerun replaces what it reran, an ``eval_set``
+  retry that copied the finished samples of a failed attempt is not counted
+  twice, a partial run contributes what it finished, and the same file
+  present twice (same eval id) is read once.
+- Samples that ended in an error or have no score are not counted.
+
+The headers go through ``inspect_ai.analysis.evals_df`` and the samples
+through ``inspect_ai.analysis.samples_df`` (score values, score metadata such
+as detection verdicts and trajectories, and the instance JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from inspect_ai.analysis import EvalColumn, SampleColumn, evals_df, samples_df
+from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
+
+FAMILIES = ("detect", "navigate")
+SCORERS = {"detect": "detection_scorer", "navigate": "navigation_scorer"}
+
+#: Task arguments that are table dimensions (everything else that differs from
+#: the default makes a separate configuration, shown beside the model name).
+DIMENSIONS = {"detect": ("regime", "modality"), "navigate": ("regime", "strategy", "modality")}
+DEFAULT_ARGS: dict[str, dict[str, Any]] = {
+    "detect": {"batch_size": 10, "output": "binary", "threshold": 0.7, "dataset": None},
+    "navigate": {"batch_size": 10, "dataset": None, "max_steps": None, "history": 0},
+}
+#: Arguments that do not define a configuration (more epochs of the same run
+#: are more episodes of the same thing).
+IGNORED_ARGS = ("epochs",)
+
+#: Sample fields not needed for the analysis (and by far the largest).
+EXCLUDE_FIELDS = {"messages", "events", "store", "attachments"}
+
+DETECT_COUNTS = (
+    "tp",
+    "fp",
+    "fn",
+    "tn",
+    "stale_thaw",
+    "stale_freeze",
+    "thaw_flagged",
+    "freeze_flagged",
+    "valid_safe",
+    "valid_safe_flagged",
+    "entries",
+    "parse_failures",
+    "calls",
+    "windows",
+)
+NAVIGATE_VALUES = (
+    "success",
+    "death",
+    "timeout",
+    "reward",
+    "steps",
+    "fallbacks",
+    "extra_calls",
+    "death_on_stale",
+    "death_on_stale_shown",
+    "audit_calls",
+    "tokens",
+)
+
+
+class SkippedLog(UserWarning):
+    """A log file that was not used: unreadable, or not from this suite."""
+
+
+@dataclass
+class LogSet:
+    """Everything the report needs from a log folder.
+
+    Attributes:
+        evals: One row per suite log found (``evals_df`` columns plus ``family``,
+            ``model``, ``config``, ``key``, ``complete``, ``used_samples``).
+        detect: One row per counted detect sample-epoch.
+        navigate: One row per counted navigate episode.
+        skipped: ``(path, reason)`` of every file that was not used.
+    """
+
+    evals: pd.DataFrame
+    detect: pd.DataFrame
+    navigate: pd.DataFrame
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _plain_path(name: str) -> str:
+    return name.removeprefix("file://")
+
+
+def suite_family(log: EvalLog) -> str | None:
+    """``detect``/``navigate`` for this suite's logs, else None.
+
+    The task name (with or without the package namespace) must be one of the
+    suite's and the task metadata must carry the matching ``task_family`` the
+    suite's tasks write, so a foreign task that happens to be called
+    ``detect`` is not mistaken for ours.
+    """
+    name = log.eval.task.rsplit("/", 1)[-1]
+    meta = log.eval.metadata or {}
+    return name if name in FAMILIES and meta.get("task_family") == name else None
+
+
+def _roles(log: EvalLog) -> dict[str, str]:
+    roles = log.eval.model_roles or {}
+    return {role: getattr(cfg, "model", str(cfg)) for role, cfg in sorted(roles.items())}
+
+
+def _fmt(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+
+
+def model_label(model: str, model_args: dict[str, Any] | None) -> str:
+    """The model as the tables show it: its name plus any model args (``-M``)."""
+    args = model_args or {}
+    return model + (f" [{', '.join(f'{k}={_fmt(v)}' for k, v in sorted(args.items()))}]" if args else "")
+
+
+def config_label(family: str, task_args: dict[str, Any], roles: dict[str, str]) -> str:
+    """Non-default task arguments and model roles: '' for the paper's protocol."""
+    parts = []
+    defaults = DEFAULT_ARGS[family]
+    for key in sorted(task_args):
+        if key in DIMENSIONS[family] or key in IGNORED_ARGS:
+            continue
+        value = task_args[key]
+        if key in defaults and value == defaults[key]:
+            continue
+        if key == "threshold" and task_args.get("output", "binary") == "binary":
+            continue
+        parts.append(f"{key}={_fmt(value)}")
+    parts += [f"{role}={model}" for role, model in roles.items()]
+    return ", ".join(parts)
+
+
+def scan(log_dir: str | Path) -> tuple[list[EvalLog], list[tuple[str, str]]]:
+    """Headers of the suite's logs under ``log_dir`` and the files skipped (with a
+    warning each)."""
+    if not Path(log_dir).exists():
+        raise FileNotFoundError(f"log folder {log_dir} does not exist")
+    headers, skipped = [], []
+    for info in list_eval_logs(str(log_dir), recursive=True):
+        path = _plain_path(info.name)
+        try:
+            log = read_eval_log(info.name, header_only=True)
+        except Exception as exc:  # noqa: BLE001 - any unreadable file is skipped, not fatal
+            reason = f"unreadable log ({type(exc).__name__}: {str(exc)[:200]})"
+            skipped.append((path, reason))
+            warnings.warn(f"skipping {path}: {reason}", SkippedLog, stacklevel=2)
+            continue
+        if suite_family(log) is None:
+            reason = f"not a spatialstale detect/navigate log (task {log.eval.task!r})"
+            skipped.append((path, reason))
+            warnings.warn(f"skipping {path}: {reason}", SkippedLog, stacklevel=2)
+            continue
+        headers.append(log)
+    return headers, skipped
+
+
+def _mtime(location: str) -> float:
+    try:
+        return os.path.getmtime(_plain_path(location))
+    except OSError:  # not a local file (e.g. s3://): ties then fall back to the path
+        return 0.0
+
+
+def _eval_columns() -> list[EvalColumn]:
+    return [
+        EvalColumn("eval_id", path="eval.eval_id", required=True),
+        EvalColumn("log", path=lambda log: _plain_path(log.location), required=True),
+        EvalColumn("task", path="eval.task", required=True),
+        EvalColumn("model_name", path="eval.model", required=True),
+        EvalColumn("status", path="status", required=True),
+        EvalColumn("created", path="eval.created", required=True),
+        EvalColumn("completed_at", path="stats.completed_at"),
+        EvalColumn("task_args", path=lambda log: json.dumps(log.eval.task_args or {}, sort_keys=True)),
+        EvalColumn("model_args", path=lambda log: json.dumps(log.eval.model_args or {}, sort_keys=True)),
+        EvalColumn("roles", path=lambda log: json.dumps(_roles(log), sort_keys=True)),
+        EvalColumn("epochs", path="eval.config.epochs"),
+        EvalColumn("sample_ids", path=lambda log: json.dumps(log.eval.dataset.sample_ids or [])),
+        EvalColumn("completed_samples", path="results.completed_samples"),
+        EvalColumn("family", path=lambda log: suite_family(log)),
+        EvalColumn("mtime", path=lambda log: _mtime(log.location)),
+    ]
+
+
+def eval_table(headers: list[EvalLog]) -> pd.DataFrame:
+    """One row per log with its configuration key and priority."""
+    if not headers:
+        return pd.DataFrame(
+            columns=["eval_id", "log", "family", "model", "config", "key", "status", "complete", "when", "epochs"]
+        )
+    df = evals_df(headers, columns=_eval_columns(), quiet=True)
+    df = df.astype(object).where(df.notna(), None)
+    models, configs, keys = [], [], []
+    for row in df.itertuples():
+        task_args = json.loads(row.task_args)
+        model_args = json.loads(row.model_args)
+        roles = json.loads(row.roles)
+        models.append(model_label(row.model_name, model_args))
+        configs.append(config_label(row.family, task_args, roles))
+        keys.append(
+            json.dumps(
+                {
+                    "family": row.family,
+                    "model": row.model_name,
+                    "model_args": model_args,
+                    "roles": roles,
+                    "args": {k: v for k, v in task_args.items() if k not in IGNORED_ARGS},
+                },
+                sort_keys=True,
+                default=str,
+            )
+        )
+    df["model"], df["config"], df["key"] = models, configs, keys
+    df["complete"] = df["status"] == "success"
+    df["when"] = [str(c or a) for c, a in zip(df["completed_at"], df["created"])]
+    df["epochs"] = df["epochs"].fillna(1).astype(int)
+    # Best first within a configuration: complete, then newest (log times have
+    # one-second resolution, so file mtime and then the path break ties).
+    df = df.sort_values(["key", "complete", "when", "mtime", "log"], ascending=[True, False, False, False, False])
+    return df.reset_index(drop=True)
+
+
+def _score(sample: Any, family: str) -> Any:
+    return (sample.scores or {}).get(SCORERS[family])
+
+
+def _sample_columns(family: str) -> list[SampleColumn]:
+    def value(s: Any) -> str | None:
+        score = _score(s, family)
+        return json.dumps(score.value) if score is not None else None
+
+    def detail(s: Any) -> str | None:
+        score = _score(s, family)
+        if score is None:
+            return None
+        meta = score.metadata or {}
+        if family == "detect":
+            keep = {"windows": [{"step": w["step"], "flagged": w["flagged"]} for w in meta.get("windows", [])]}
+        else:
+            keep = {k: meta.get(k) for k in ("outcome", "trajectory", "death_cell")}
+        return json.dumps(keep)
+
+    columns = [
+        SampleColumn("id", path="id", required=True, type=str),
+        SampleColumn("epoch", path="epoch", required=True),
+        SampleColumn("error", path=lambda s: str(s.error.message) if s.error else "", full=True),
+        SampleColumn("seed", path="metadata.seed"),
+        SampleColumn("value", path=value, full=True),
+        SampleColumn("detail", path=detail, full=True),
+        SampleColumn(
+            "sample_tokens", path=lambda s: sum(u.total_tokens for u in (s.model_usage or {}).values()), full=True
+        ),
+    ]
+    if family == "detect":
+        columns.append(SampleColumn("instance", path=lambda s: json.dumps(s.metadata.get("instance")), full=True))
+    return columns
+
+
+def read_samples(path: str, family: str) -> pd.DataFrame:
+    """The samples of one log (scores, score metadata, instance) via ``samples_df``."""
+    with warnings.catch_warnings():
+        # inspect_ai's own use of a pandas keyword that pandas 3 deprecates
+        warnings.filterwarnings("ignore", message="The inplace keyword")
+        df = samples_df(path, columns=_sample_columns(family), quiet=True, exclude_fields=EXCLUDE_FIELDS)
+    return df.astype(object).where(df.notna(), None)
+
+
+def _covered(row: Any, seen: set[tuple[str, int]]) -> bool:
+    planned = json.loads(row.sample_ids)
+    return bool(planned) and all((sid, e) in seen for sid in planned for e in range(1, row.epochs + 1))
+
+
+def _records(row: Any, samples: pd.DataFrame, seen: set[tuple[str, int]]) -> list[dict[str, Any]]:
+    """Rows of samples not yet counted in this configuration."""
+    task_args = json.loads(row.task_args)
+    out = []
+    for s in samples.itertuples():
+        ident = (str(s.id), int(s.epoch))
+        if ident in seen or s.error or s.value is None:
+            continue
+        seen.add(ident)
+        value = json.loads(s.value)
+        detail = json.loads(s.detail)
+        rec: dict[str, Any] = {
+            "model": row.model,
+            "config": row.config,
+            "model_name": row.model_name,
+            "regime": task_args.get("regime"),
+            "modality": task_args.get("modality", "text"),
+            "instance_id": str(s.id),
+            "seed": s.seed,
+            "epoch": int(s.epoch),
+            "eval_id": row.eval_id,
+            "log": row.log,
+            "sample_tokens": s.sample_tokens,
+        }
+        if row.family == "detect":
+            rec.update({k: value.get(k, 0) for k in DETECT_COUNTS})
+            rec["f1"] = value.get("f1", 0.0)
+            rec["windows_flagged"] = detail["windows"]
+            rec["instance"] = json.loads(s.instance)
+        else:
+            rec["strategy"] = task_args.get("strategy")
+            rec.update({k: value.get(k, 0) for k in NAVIGATE_VALUES})
+            rec["outcome"] = detail.get("outcome")
+            rec["trajectory"] = detail.get("trajectory") or []
+            rec["death_cell"] = detail.get("death_cell")
+        out.append(rec)
+    return out
+
+
+def load(log_dir: str | Path) -> LogSet:
+    """Read every suite log under ``log_dir``; see the module docstring for the rules."""
+    headers, skipped = scan(log_dir)
+    evals = eval_table(headers)
+    rows: dict[str, list[dict[str, Any]]] = {family: [] for family in FAMILIES}
+    used: list[int] = []
+    seen_eval_ids: set[str] = set()
+    seen: dict[str, set[tuple[str, int]]] = {}
+    for row in evals.itertuples():
+        done = seen.setdefault(row.key, set())
+        if row.eval_id in seen_eval_ids or _covered(row, done):
+            used.append(0)
+            continue
+        seen_eval_ids.add(row.eval_id)
+        try:
+            samples = read_samples(row.log, row.family)
+        except Exception as exc:  # noqa: BLE001 - a log whose samples cannot be read is skipped
+            reason = f"unreadable samples ({type(exc).__name__}: {str(exc)[:200]})"
+            skipped.append((row.log, reason))
+            warnings.warn(f"skipping {row.log}: {reason}", SkippedLog, stacklevel=2)
+            used.append(0)
+            continue
+        new = _records(row, samples, done)
+        rows[row.family].extend(new)
+        used.append(len(new))
+    evals["used_samples"] = used
+    return LogSet(
+        evals=evals,
+        detect=pd.DataFrame(rows["detect"]),
+        navigate=pd.DataFrame(rows["navigate"]),
+        skipped=skipped,
+    )

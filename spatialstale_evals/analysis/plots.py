@@ -1,0 +1,136 @@
+"""PNG plots of the report (matplotlib, Agg backend: no display needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from spatialstale_evals.analysis.tables import OUTCOMES, _order  # noqa: E402
+from spatialstale_evals.harness.navigation import STRATEGIES  # noqa: E402
+from spatialstale_evals.harness.observe import MODALITIES  # noqa: E402
+from spatialstale_evals.world.regimes import REGIMES  # noqa: E402
+
+COLOURS = {"success": "#2E8B57", "death": "#202020", "timeout": "#A8C8E8", "text": "#4C72B0", "image": "#DD8452"}
+
+
+def _label(model: str, config: str) -> str:
+    return model + (f"\n({config})" if config else "")
+
+
+def f1_by_regime(detection: pd.DataFrame, path: Path) -> Path | None:
+    """Detection F1 (mean +- sd over seeds) per regime, bars per modality, one panel per model."""
+    if detection.empty:
+        return None
+    groups = list(detection.groupby(["model", "config"], sort=False))
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.5 * len(groups), 3.6), squeeze=False)
+    for ax, ((model, config), g) in zip(axes[0], groups):
+        regimes = _order(g["regime"], REGIMES)
+        modalities = _order(g["modality"], MODALITIES)
+        width = 0.8 / len(modalities)
+        for i, m in enumerate(modalities):
+            gm = g[g["modality"] == m].set_index("regime")
+            means = [gm["f1_mean"].get(r, np.nan) for r in regimes]
+            sds = [gm["f1_sd"].get(r, np.nan) for r in regimes]
+            xs = np.arange(len(regimes)) + (i - (len(modalities) - 1) / 2) * width
+            ax.bar(xs, means, width, yerr=np.nan_to_num(sds), capsize=3, label=m, color=COLOURS.get(m))
+        ax.set_xticks(np.arange(len(regimes)), regimes)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("F1 (mean +- sd over seeds)")
+        ax.set_title(_label(model, config), fontsize=9)
+        ax.legend(fontsize=8)
+    fig.suptitle("Detection F1 by regime and modality")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def outcomes_by_strategy(navigation: pd.DataFrame, path: Path) -> Path | None:
+    """Stacked success/death/timeout bars per strategy; rows model(+modality), columns regime."""
+    if navigation.empty:
+        return None
+    rows = list(navigation.groupby(["model", "config", "modality"], sort=False))
+    regimes = _order(navigation["regime"], REGIMES)
+    fig, axes = plt.subplots(
+        len(rows), len(regimes), figsize=(4.2 * len(regimes), 3.2 * len(rows)), squeeze=False, sharey=True
+    )
+    for i, ((model, config, modality), g) in enumerate(rows):
+        for j, regime in enumerate(regimes):
+            ax = axes[i][j]
+            gr = g[g["regime"] == regime].set_index("strategy")
+            strategies = _order(gr.index, STRATEGIES)
+            bottom = np.zeros(len(strategies))
+            for outcome in OUTCOMES:
+                vals = np.array([gr[outcome].get(s, np.nan) for s in strategies], dtype=float)
+                ax.bar(strategies, vals, bottom=bottom, color=COLOURS[outcome], label=outcome, edgecolor="white")
+                bottom += np.nan_to_num(vals)
+            ax.set_ylim(0, 100)
+            ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+            ax.set_title(f"{regime} | {_label(model, config)} | {modality}", fontsize=8)
+            if j == 0:
+                ax.set_ylabel("% of episodes")
+    axes[0][-1].legend(fontsize=8, loc="upper right")
+    fig.suptitle("Navigation outcomes by strategy")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def trajectory_lengths(nav: pd.DataFrame, path: Path) -> Path | None:
+    """Box plots of episode length per strategy and outcome; rows model(+modality), columns regime."""
+    if nav.empty:
+        return None
+    rows = list(nav.groupby(["model", "config", "modality"], sort=False))
+    regimes = _order(nav["regime"], REGIMES)
+    fig, axes = plt.subplots(
+        len(rows), len(regimes), figsize=(4.8 * len(regimes), 3.4 * len(rows)), squeeze=False, sharey=True
+    )
+    for i, ((model, config, modality), g) in enumerate(rows):
+        for j, regime in enumerate(regimes):
+            ax = axes[i][j]
+            gr = g[g["regime"] == regime]
+            strategies = _order(gr["strategy"], STRATEGIES)
+            width = 0.8 / len(OUTCOMES)
+            for k, outcome in enumerate(OUTCOMES):
+                data, pos = [], []
+                for s_i, s in enumerate(strategies):
+                    steps = gr[(gr["strategy"] == s) & (gr["outcome"] == outcome)]["steps"].to_numpy()
+                    if steps.size:
+                        data.append(steps)
+                        pos.append(s_i + (k - 1) * width)
+                        jitter = np.random.default_rng(len(steps)).uniform(-0.3, 0.3, steps.size) * width
+                        ax.scatter(
+                            pos[-1] + jitter,
+                            steps,
+                            s=6,
+                            color=COLOURS[outcome],
+                            edgecolors="grey",
+                            linewidths=0.3,
+                            alpha=0.7,
+                            zorder=3,
+                        )
+                if data:
+                    bp = ax.boxplot(data, positions=pos, widths=width * 0.9, patch_artist=True, manage_ticks=False)
+                    for box in bp["boxes"]:
+                        box.set_facecolor(COLOURS[outcome])
+                    for median in bp["medians"]:
+                        median.set_color("red")
+            ax.set_xticks(np.arange(len(strategies)), strategies, rotation=30, fontsize=8)
+            ax.set_title(f"{regime} | {_label(model, config)} | {modality}", fontsize=8)
+            if j == 0:
+                ax.set_ylabel("steps")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=COLOURS[o]) for o in OUTCOMES]
+    axes[0][-1].legend(handles, OUTCOMES, fontsize=8, loc="upper right")
+    fig.suptitle("Trajectory length by strategy and outcome")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
