@@ -43,8 +43,10 @@ def main() -> None:
                 f"| {sum(usage) / len(usage) / 1000:.1f}k | {f1:.3f} | {paper_calls} | {paper_tokens} |"
             )
     print(f"Detection cost per instance ({args.model}, {args.regime}, {args.modality}, 50 instances)\n")
-    print("| B | calls / instance | input tokens / instance | total tokens / instance | F1 "
-          "| paper calls (GPT-4o) | paper tokens (GPT-4o) |")
+    print(
+        "| B | calls / instance | input tokens / instance | total tokens / instance | F1 "
+        "| paper calls (GPT-4o) | paper tokens (GPT-4o) |"
+    )
     print("|---|---|---|---|---|---|---|")
     print("\n".join(rows))
 

@@ -64,8 +64,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     print("\n".join(detect_rows))
     print(
-        f"\n| agent | regime | strategy | success | death | timeout | death on stale | steps (success) "
-        f"| steps (death) |\n|---|---|---|---|---|---|---|---|---|"
+        "\n| agent | regime | strategy | success | death | timeout | death on stale | steps (success) "
+        "| steps (death) |\n|---|---|---|---|---|---|---|---|---|"
     )
     print("\n".join(nav_rows))
 

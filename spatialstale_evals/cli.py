@@ -7,6 +7,9 @@ import sys
 import time
 from pathlib import Path
 
+from spatialstale_evals import local_model, quickstart
+from spatialstale_evals.analysis.cli import add_subcommands as add_analysis_subcommands
+from spatialstale_evals.local_model import LocalModelError
 from spatialstale_evals.world import dataset, stats
 from spatialstale_evals.world.grid import GridError
 from spatialstale_evals.world.regimes import RegimeError
@@ -55,6 +58,40 @@ def _datasets_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _local_model_start(args: argparse.Namespace) -> int:
+    began = time.perf_counter()
+    state = local_model.start(args.port, timeout=args.timeout, n_ctx=args.n_ctx)
+    print(f"local model server up in {time.perf_counter() - began:.1f} s: PID {state.pid}, {state.base_url}")
+    print(f"  model file: {state.model}")
+    print(f"  server output: {state.log}")
+    print(
+        f"  use: inspect eval spatialstale_evals/detect.py --model {local_model.INSPECT_MODEL} "
+        f"--model-base-url {state.base_url} --temperature 0 --max-tokens 512"
+    )
+    print(f"  stop: spatialstale local-model stop --port {state.port}")
+    return 0
+
+
+def _local_model_stop(args: argparse.Namespace) -> int:
+    state = local_model.stop(args.port)
+    if state is None:
+        print(f"no local model server recorded on port {args.port}")
+        return 1
+    print(f"stopped local model server PID {state.pid} on port {state.port}")
+    return 0
+
+
+def _local_model_status(args: argparse.Namespace) -> int:
+    info = local_model.status(args.port)
+    for key, value in info.items():
+        print(f"{key}: {value}")
+    return 0 if info["running"] and info["answering"] else 1
+
+
+def _quickstart(args: argparse.Namespace) -> int:
+    return quickstart.main(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spatialstale", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -73,6 +110,29 @@ def build_parser() -> argparse.ArgumentParser:
     st = ds_sub.add_parser("stats", help="stale-ratio statistics beside the paper's Table 1")
     st.add_argument("dataset", nargs="?", default=None, help="dataset folder (default: canonical)")
     st.set_defaults(func=_datasets_stats)
+
+    lm = sub.add_parser("local-model", help="serve the bundled SmolLM2 model on 127.0.0.1 (needs the [local] extra)")
+    lm_sub = lm.add_subparsers(dest="action", required=True)
+    lm_start = lm_sub.add_parser("start", help="start the server in the background; wait until /v1/models answers")
+    lm_start.add_argument("--port", type=int, default=local_model.DEFAULT_PORT)
+    lm_start.add_argument("--timeout", type=float, default=local_model.START_TIMEOUT, help="seconds to wait")
+    lm_start.add_argument("--n-ctx", type=int, default=local_model.N_CTX, help="context window in tokens")
+    lm_start.set_defaults(func=_local_model_start)
+    lm_stop = lm_sub.add_parser("stop", help="stop the server by its recorded PID")
+    lm_stop.add_argument("--port", type=int, default=local_model.DEFAULT_PORT)
+    lm_stop.set_defaults(func=_local_model_stop)
+    lm_status = lm_sub.add_parser("status", help="is the server running and answering?")
+    lm_status.add_argument("--port", type=int, default=local_model.DEFAULT_PORT)
+    lm_status.set_defaults(func=_local_model_status)
+
+    qs = sub.add_parser(
+        "quickstart",
+        help="serve the local model, run a small detect + navigate evaluation, print the results",
+    )
+    quickstart.add_arguments(qs)
+    qs.set_defaults(func=_quickstart)
+
+    add_analysis_subcommands(sub)
     return parser
 
 
@@ -81,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (dataset.DatasetError, GridError, RegimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except LocalModelError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -35,8 +35,11 @@ def test_observer_succeeds_on_every_episode(tmp_path: Path, regime: str) -> None
 @pytest.mark.parametrize("modality", ["text", "image"])
 def test_observer_audits_perfectly(tmp_path: Path, modality: str) -> None:
     (log,) = inspect_eval(
-        detect(regime="L2", modality=modality), model="spatialstale/observer", log_dir=str(tmp_path),
-        display="none", limit=None if modality == "text" else 15,
+        detect(regime="L2", modality=modality),
+        model="spatialstale/observer",
+        log_dir=str(tmp_path),
+        display="none",
+        limit=None if modality == "text" else 15,
     )
     assert log.results.scores[0].metrics["f1"].value == 1.0
 
@@ -45,8 +48,11 @@ def test_random_is_reproducible_and_seeded(tmp_path: Path) -> None:
     def run(seed: int) -> tuple[dict, dict]:
         nav, det = inspect_eval(
             [navigate(regime="L1", strategy="no_filter", epochs=2), detect(regime="L3")],
-            model="spatialstale/random", model_args={"seed": seed}, log_dir=str(tmp_path),
-            display="none", limit=10,
+            model="spatialstale/random",
+            model_args={"seed": seed},
+            log_dir=str(tmp_path),
+            display="none",
+            limit=10,
         )
         return _values(nav), _values(det)
 
@@ -73,11 +79,28 @@ def test_eval_retry_after_sigkill_reproduces_scores(tmp_path: Path) -> None:
     sample ends up scored once, with the scores of an uninterrupted run."""
     args = ["-T", "regime=L2", "-T", "strategy=omcd", "--epochs", "1", "--model", "spatialstale/memory"]
     killed_dir, full_dir = tmp_path / "killed", tmp_path / "full"
-    cmd = [sys.executable, "-m", "inspect_ai", "eval", "spatialstale_evals/navigate.py", *args,
-           "--max-samples", "2", "--log-buffer", "1", "--display", "plain"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "inspect_ai",
+        "eval",
+        "spatialstale_evals/navigate.py",
+        *args,
+        "--max-samples",
+        "2",
+        "--log-buffer",
+        "1",
+        "--display",
+        "plain",
+    ]
     env = {**os.environ, "INSPECT_DISPLAY": "plain"}
-    proc = subprocess.Popen([*cmd, "--log-dir", str(killed_dir)], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [*cmd, "--log-dir", str(killed_dir)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 120
     done = 0
     while time.monotonic() < deadline and done < 10:
@@ -95,8 +118,22 @@ def test_eval_retry_after_sigkill_reproduces_scores(tmp_path: Path) -> None:
     assert partial.status != "success"
     assert 0 < len(partial.samples or []) < 50
 
-    subprocess.run([sys.executable, "-m", "inspect_ai", "eval-retry", str(log_path), "--log-dir",
-                    str(killed_dir), "--display", "plain"], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "inspect_ai",
+            "eval-retry",
+            str(log_path),
+            "--log-dir",
+            str(killed_dir),
+            "--display",
+            "plain",
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     subprocess.run([*cmd, "--log-dir", str(full_dir)], env=env, check=True, capture_output=True)
     retried = max(list_eval_logs(str(killed_dir)), key=lambda info: info.mtime)
     resumed, full = read_eval_log(retried.name), read_eval_log(str(next(full_dir.glob("*.eval"))))

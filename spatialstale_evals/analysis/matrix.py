@@ -172,7 +172,7 @@ def step_prompt_tokens(inst: Instance, strategy: str, modality: str, max_steps: 
     else:  # audited or oracle view at the start, as a perfect audit would leave it
         labels = stale_labels(inst.memory, inst.g0, env.grid)
         view = [e for e in inst.memory if not labels[e.id]]
-    episode = Episode(env=env, memory=inst.memory, view=view)
+    episode = Episode(env=env, view=view)
     messages = [ChatMessageSystem(content=prompts.NAVIGATE_SYSTEM), step_message(episode, modality, s)]
     return count_input_tokens(messages, [tool_info(episode)])
 

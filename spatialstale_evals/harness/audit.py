@@ -11,14 +11,13 @@ from inspect_ai.log import transcript
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageSystem,
-    ChatMessageUser,
     ContentText,
     Model,
     ModelOutput,
 )
 
 from spatialstale_evals.harness import prompts
-from spatialstale_evals.harness.observe import observation_parts
+from spatialstale_evals.harness.observe import observation_parts, user_message
 from spatialstale_evals.harness.parsing import Judgement, parse_audit_reply
 from spatialstale_evals.world.grid import Cell, goal_of
 from spatialstale_evals.world.memory import MemoryEntry
@@ -64,7 +63,7 @@ def audit_messages(
     request = template.format(count=len(batch), entries="\n".join(e.text for e in batch))
     return [
         ChatMessageSystem(content=prompts.AUDIT_SYSTEM),
-        ChatMessageUser(content=[*parts, ContentText(text=request)]),
+        user_message([*parts, ContentText(text=request)]),
     ]
 
 

