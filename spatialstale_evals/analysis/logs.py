@@ -35,6 +35,8 @@ import pandas as pd
 from inspect_ai.analysis import EvalColumn, SampleColumn, evals_df, samples_df
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
+from spatialstale_evals.harness.detection import CONFUSION_KEYS
+
 FAMILIES = ("detect", "navigate")
 SCORERS = {"detect": "detection_scorer", "navigate": "navigation_scorer"}
 
@@ -52,22 +54,7 @@ IGNORED_ARGS = ("epochs",)
 #: Sample fields not needed for the analysis (and by far the largest).
 EXCLUDE_FIELDS = {"messages", "events", "store", "attachments"}
 
-DETECT_COUNTS = (
-    "tp",
-    "fp",
-    "fn",
-    "tn",
-    "stale_thaw",
-    "stale_freeze",
-    "thaw_flagged",
-    "freeze_flagged",
-    "valid_safe",
-    "valid_safe_flagged",
-    "entries",
-    "parse_failures",
-    "calls",
-    "windows",
-)
+DETECT_COUNTS = (*CONFUSION_KEYS, "entries", "parse_failures", "calls", "windows")
 NAVIGATE_VALUES = (
     "success",
     "death",
