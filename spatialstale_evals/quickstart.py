@@ -6,7 +6,7 @@ on success, failure, Ctrl-C or SIGTERM), then runs with ``inspect_ai.eval``:
 
 - ``detect``: 3 seeds, text observation, regime L1;
 - ``navigate``: 3 episodes each with ``omcd`` and ``no_filter``, regime L2,
-  a short step budget (``--max-steps``, default 3) so it runs in minutes on 2 cores;
+  a short step budget (``--max-steps``, default 10) so it runs in about 4 minutes on 2 cores;
 
 prints a results table per task and says how to open the logs.
 
@@ -28,7 +28,7 @@ from typing import Any
 from spatialstale_evals import local_model
 
 DEFAULT_LIMIT = 3
-DEFAULT_MAX_STEPS = 3
+DEFAULT_MAX_STEPS = 10
 DEFAULT_MAX_TOKENS = 512
 DETECT_METRICS = ("f1", "precision", "recall", "thaw_recall", "parse_failure_rate")
 NAVIGATE_METRICS = ("success_rate", "death_rate", "timeout_rate", "death_on_stale_rate", "fallback_rate")
@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="seeds / episodes per task (default 3)")
     parser.add_argument(
-        "--max-steps", type=int, default=DEFAULT_MAX_STEPS, help="navigate step budget (default 3; the paper's is 50)"
+        "--max-steps", type=int, default=DEFAULT_MAX_STEPS, help="navigate step budget (default 10; the paper's is 50)"
     )
     parser.add_argument(
         "--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, help="reply length cap per call (default 512)"
