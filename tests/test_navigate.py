@@ -786,3 +786,25 @@ def test_registry_name_runs(tmp_path):
     assert log.status == "success"
     assert len(log.samples) == 1 and log.samples[0].id == "L1-000"
     assert score_of(log.samples[0]).value["success"] == 1
+
+
+# -- lenient directions ----------------------------------------------------------------
+
+
+def test_lowercase_and_padded_directions_are_moves_not_fallbacks(tmp_path):
+    """``move(" down ")`` is a valid move: the tool steps with the parsed
+    direction, so the episode advances without a fallback (and never stalls)."""
+    spelled = iter([" right", "down", "Down ", "dOwN"])
+    inst = INSTANCES["L3"]["L3-000"]
+    walk = [(0, 0), (0, 1), (1, 1), (2, 1), (3, 1)]
+    assert [inst["g0"][r][c] for r, c in walk] == ["S", "F", "F", "F", "H"], "test setup: L3-000's g0 changed"
+
+    def generate(input, tools, tool_choice, config):
+        return tool_output("move", {"direction": next(spelled)})
+
+    (log,) = run(navigate(regime="L3", strategy="no_memory"), mock(generate), tmp_path, sample_id="L3-000")
+    score = score_of(log.samples[0])
+    assert score.value["fallbacks"] == 0
+    assert score.metadata["actions"] == ["RIGHT", "DOWN", "DOWN", "DOWN"]
+    assert score.metadata["trajectory"] == [list(c) for c in walk]
+    assert score.metadata["outcome"] == "death"

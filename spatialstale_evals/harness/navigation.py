@@ -9,6 +9,7 @@ linearly with its length.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +34,7 @@ from spatialstale_evals.harness import metrics, prompts
 from spatialstale_evals.harness.audit import audit_entries
 from spatialstale_evals.harness.detection import confusion
 from spatialstale_evals.harness.observe import observation_parts, user_message
-from spatialstale_evals.harness.parsing import parse_move
+from spatialstale_evals.harness.parsing import MoveChoice, parse_move
 from spatialstale_evals.harness.samples import sample_instance
 from spatialstale_evals.world.env import DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import ACTIONS, Cell, Grid, goal_of
@@ -269,10 +270,18 @@ def navigation_loop(strategy: Strategy, modality: str, batch_size: int, max_step
             choice = parse_move(reply.tool_calls)
             episode.extra_calls += choice.extra_calls
             calls = list(reply.tool_calls or [])
+            steps_before = env.steps
+            tool_messages: list[ChatMessage] = []
             if choice.direction is not None:
-                first_only = reply.model_copy(update={"tool_calls": calls[:1]})
-                tool_messages: list[ChatMessage] = list((await execute_tools([user, first_only], [tool])).messages)
-            else:
+                # Execute the first call only, with the direction as parsed
+                # (" up " is accepted; the tool sees "UP").
+                first = dataclasses.replace(calls[0], arguments={"direction": choice.direction})
+                first_only = reply.model_copy(update={"tool_calls": [first]})
+                tool_messages = list((await execute_tools([user, first_only], [tool])).messages)
+                if env.steps == steps_before:  # the tool failed: never let a step pass without a move
+                    choice = MoveChoice(None, f"move failed: {tool_messages[-1].text[:200]}", choice.extra_calls)
+                    tool_messages = []
+            if choice.direction is None:
                 direction = greedy_direction(env.agent, goal_of(episode.grid))
                 result = f"No valid move call ({choice.problem}); fallback moved {direction}. "
                 result += episode.step(direction)
