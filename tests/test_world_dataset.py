@@ -7,9 +7,9 @@ import os
 import re
 import subprocess
 import sys
-from collections import deque
 
 import pytest
+from _reference import bfs_path_exists, flip
 
 from spatialstale_evals import cli
 from spatialstale_evals.world import dataset, generate_instance
@@ -18,30 +18,6 @@ from spatialstale_evals.world.instance import step_budget
 CANON = dataset.CANONICAL_DIR
 REGIMES = ("L1", "L2", "L3")
 PAPER_MEANS = {"L1": 0.094, "L2": 0.141, "L3": 0.143}
-
-
-def bfs_path_exists(grid):
-    h, w = len(grid), len(grid[0])
-    src, dst = (0, 0), (h - 1, w - 1)
-    if grid[0][0] == "H" or grid[h - 1][w - 1] == "H":
-        return False
-    seen, queue = {src}, deque([src])
-    while queue:
-        r, c = queue.popleft()
-        if (r, c) == dst:
-            return True
-        for nr, nc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
-            if 0 <= nr < h and 0 <= nc < w and (nr, nc) not in seen and grid[nr][nc] != "H":
-                seen.add((nr, nc))
-                queue.append((nr, nc))
-    return False
-
-
-def flip(grid, cells):
-    rows = [list(r) for r in grid]
-    for r, c in cells:
-        rows[r][c] = "H" if rows[r][c] == "F" else "F"
-    return tuple("".join(r) for r in rows)
 
 
 def read_jsonl(regime):

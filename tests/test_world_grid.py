@@ -8,9 +8,9 @@ helpers on their own output.
 from __future__ import annotations
 
 import re
-from collections import deque
 
 import pytest
+from _reference import bfs_path_exists, flip
 
 from spatialstale_evals.world import dataset
 from spatialstale_evals.world.instance import step_budget
@@ -22,32 +22,6 @@ REGIMES = ("L1", "L2", "L3")
 F_TEXT = "Frozen ice - safe to walk"
 H_TEXT = "Hole - dangerous, do not step"
 ENTRY_RE = re.compile(r"^\[(mem_(\d+))\] (SAFE|DANGER) at \((\d+),(\d+)\): ([^\n]+)$")
-
-
-def bfs_path_exists(grid, src=(0, 0), dst=None):
-    """Own 4-connected BFS over non-H cells."""
-    h, w = len(grid), len(grid[0])
-    dst = (h - 1, w - 1) if dst is None else dst
-    if grid[src[0]][src[1]] == "H" or grid[dst[0]][dst[1]] == "H":
-        return False
-    seen, queue = {src}, deque([src])
-    while queue:
-        r, c = queue.popleft()
-        if (r, c) == dst:
-            return True
-        for nr, nc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
-            if 0 <= nr < h and 0 <= nc < w and (nr, nc) not in seen and grid[nr][nc] != "H":
-                seen.add((nr, nc))
-                queue.append((nr, nc))
-    return False
-
-
-def flip(grid, cells):
-    rows = [list(r) for r in grid]
-    for r, c in cells:
-        assert rows[r][c] in "FH", f"flip of non-F/H cell ({r},{c})={rows[r][c]}"
-        rows[r][c] = "H" if rows[r][c] == "F" else "F"
-    return tuple("".join(r) for r in rows)
 
 
 def diff_cells(a, b):
