@@ -888,7 +888,8 @@ def render_report(res: dict[str, Any]) -> str:
     for p in res["profile"]:
         out.append(
             f"cProfile, {p['modality']} (profiled totals: navigate {p['navigate_total_s']:.2f} s, "
-            f"bare {p['bare_total_s']:.2f} s); own time by code area, largest excess first:\n"
+            f"bare {p['bare_total_s']:.2f} s): cumulative time of the main calls (they nest), then own time "
+            "by code area, largest excess over the bare loop first:\n"
         )
         n = next(o["generate_calls"] for o in res["overhead"] if o["modality"] == p["modality"])
         out.append("| call (cumulative, outermost) | navigate s | bare s | navigate ms / decision |")
