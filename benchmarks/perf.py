@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import hashlib
 import json
 import os
@@ -180,9 +181,11 @@ def perfbench():  # noqa: ANN201 - Inspect's provider factory protocol
 # --------------------------------------------------------------------------- helpers
 
 
-def run_eval(task: Task, model: str, log_dir: Path, **kwargs: Any) -> tuple[EvalLog, float]:
+def run_eval(task: Task, model: str, log_dir: Path, collect: bool = True, **kwargs: Any) -> tuple[EvalLog, float]:
     """One in-process Inspect run; the wall time of the ``eval`` call only."""
     log_dir.mkdir(parents=True, exist_ok=True)
+    if collect:
+        gc.collect()  # start each timed run with a clean heap, so one run does not pay for earlier runs' garbage
     start = time.perf_counter()
     (log,) = inspect_eval(task, model=model, log_dir=str(log_dir), display="none", **kwargs)
     elapsed = time.perf_counter() - start
@@ -441,14 +444,16 @@ def profile_overhead(result: dict[str, Any], limit: int, tmp: Path, top: int = 1
     system_chars, user_chars, images = result["_sizes"]
     observe.png_data_uri.cache_clear()
     task = navigate(regime="L2", strategy="no_filter", modality=modality, epochs=1)
+    gc.collect()
     prof_nav = cProfile.Profile()
     prof_nav.enable()
-    run_eval(task, "spatialstale/observer", tmp / f"profile-{modality}-nav", limit=limit)
+    run_eval(task, "spatialstale/observer", tmp / f"profile-{modality}-nav", collect=False, limit=limit)
     prof_nav.disable()
     task = bare_task(result["_calls"], system_chars, user_chars, images)
+    gc.collect()
     prof_bare = cProfile.Profile()
     prof_bare.enable()
-    run_eval(task, "perfbench/fixed", tmp / f"profile-{modality}-bare")
+    run_eval(task, "perfbench/fixed", tmp / f"profile-{modality}-bare", collect=False)
     prof_bare.disable()
     nav_keys, bare_keys = key_calls(prof_nav), key_calls(prof_bare)
     nav_areas, nav_funcs = profile_areas(prof_nav)
