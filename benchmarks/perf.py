@@ -77,7 +77,6 @@ from inspect_ai.model import (
     GenerateConfig,
     ModelAPI,
     ModelOutput,
-    ModelUsage,
     get_model,
     modelapi,
 )
@@ -89,7 +88,7 @@ from spatialstale_evals.detect import detect
 from spatialstale_evals.harness import observe
 from spatialstale_evals.harness import provider as scripted_provider
 from spatialstale_evals.harness.navigation import STRATEGIES, Episode, move_tool, step_message
-from spatialstale_evals.harness.provider import count_input_tokens, count_text_tokens, last_prompt
+from spatialstale_evals.harness.provider import count_input_tokens, last_prompt, move_output, text_output
 from spatialstale_evals.harness.scripted import Prompt
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.world import dataset as world_dataset
@@ -137,15 +136,8 @@ class BenchAPI(ModelAPI):
         usage_in = count_input_tokens(input, tools)
         if any(t.name == "move" for t in tools):
             direction = "DOWN" if self.model_name == "fixed" else wander_move(last_prompt(input))
-            output = ModelOutput.for_tool_call(
-                self.model_name, "move", {"direction": direction}, tool_call_id="call_fixed", content=""
-            )
-            out_tokens = count_text_tokens("move" + json.dumps({"direction": direction}))
-        else:
-            output = ModelOutput.from_content(self.model_name, "[]")
-            out_tokens = 1
-        output.usage = ModelUsage(input_tokens=usage_in, output_tokens=out_tokens, total_tokens=usage_in + out_tokens)
-        return output
+            return move_output(self.model_name, direction, "call_fixed", usage_in)
+        return text_output(self.model_name, "[]", usage_in)
 
 
 _VISITS: dict[Any, dict[tuple[int, int], int]] = defaultdict(lambda: defaultdict(int))

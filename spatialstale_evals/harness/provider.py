@@ -71,6 +71,22 @@ def last_prompt(messages: list[ChatMessage]) -> Prompt:
     return Prompt("\n".join(texts), tuple(images))
 
 
+def _with_usage(output: ModelOutput, usage_in: int, out_tokens: int) -> ModelOutput:
+    output.usage = ModelUsage(input_tokens=usage_in, output_tokens=out_tokens, total_tokens=usage_in + out_tokens)
+    return output
+
+
+def move_output(model: str, direction: str, call_id: str, usage_in: int) -> ModelOutput:
+    """One ``move(direction)`` call, with tokens counted as documented above."""
+    output = ModelOutput.for_tool_call(model, "move", {"direction": direction}, tool_call_id=call_id, content="")
+    return _with_usage(output, usage_in, count_text_tokens("move" + json.dumps({"direction": direction})))
+
+
+def text_output(model: str, text: str, usage_in: int) -> ModelOutput:
+    """A plain reply, with tokens counted as documented above."""
+    return _with_usage(ModelOutput.from_content(model, text), usage_in, count_text_tokens(text))
+
+
 class ScriptedAPI(ModelAPI):
     """Answers audits with JSON verdicts and navigation prompts with one ``move`` call."""
 
@@ -108,17 +124,5 @@ class ScriptedAPI(ModelAPI):
         if any(t.name == "move" for t in tools):
             direction = move_choice(self.policy, prompt, self.seed, salt)
             call_id = "call_" + hashlib.sha256(prompt.text.encode()).hexdigest()[:12]
-            output = ModelOutput.for_tool_call(
-                self.model_name,
-                "move",
-                {"direction": direction},
-                tool_call_id=call_id,
-                content="",
-            )
-            out_tokens = count_text_tokens("move" + json.dumps({"direction": direction}))
-        else:
-            text = audit_reply(self.policy, prompt, self.seed, salt)
-            output = ModelOutput.from_content(self.model_name, text)
-            out_tokens = count_text_tokens(text)
-        output.usage = ModelUsage(input_tokens=usage_in, output_tokens=out_tokens, total_tokens=usage_in + out_tokens)
-        return output
+            return move_output(self.model_name, direction, call_id, usage_in)
+        return text_output(self.model_name, audit_reply(self.policy, prompt, self.seed, salt), usage_in)
