@@ -1,6 +1,6 @@
 """Measured cost of the suite: harness overhead, tokens, memory, log size, scaling.
 
-    python benchmarks/perf.py [--quick] [--json perf.json] [--keep-logs DIR]
+    python benchmarks/perf.py [--quick] [--json perf.json] [--keep-logs DIR] [--only overhead,logs]
 
 Everything is measured in one run, side by side, so a noisy machine affects
 both sides of each comparison alike. Scripted agents (``spatialstale/<policy>``)
@@ -66,7 +66,6 @@ from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import EvalLog, read_eval_log
-from inspect_ai.log._samples import sample_active
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageSystem,
@@ -87,8 +86,14 @@ import spatialstale_evals
 from spatialstale_evals.detect import detect
 from spatialstale_evals.harness import observe
 from spatialstale_evals.harness import provider as scripted_provider
-from spatialstale_evals.harness.navigation import STRATEGIES, Episode, move_tool, step_message
-from spatialstale_evals.harness.provider import count_input_tokens, last_prompt, move_output, text_output
+from spatialstale_evals.harness.navigation import MOVE_TOOL, STRATEGIES, Episode, step_message
+from spatialstale_evals.harness.provider import (
+    count_input_tokens,
+    episode_salt,
+    last_prompt,
+    move_output,
+    text_output,
+)
 from spatialstale_evals.harness.scripted import Prompt
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.world import dataset as world_dataset
@@ -149,8 +154,7 @@ def wander_move(prompt: Prompt) -> str:
     whole budget and shows as many distinct observations as the lake allows."""
     grid = prompt.grid()
     agent, goal = prompt.position()
-    active = sample_active()
-    salt = (active.sample.id, active.epoch) if active is not None else None
+    salt = episode_salt()
     visits = _VISITS[salt]
     visits[agent] += 1
     rng = random.Random(int.from_bytes(hashlib.sha256(repr((salt, prompt.text)).encode()).digest()[:8], "big"))
@@ -253,14 +257,15 @@ scripted_provider.audit_reply = POLICY.wrap(scripted_provider.audit_reply)
 @solver
 def bare_generate_loop(inputs: list[list[ChatMessage]]) -> Solver:
     """The baseline: ``metadata['calls']`` generate calls and nothing else."""
-    tool = move_tool(None)  # type: ignore[arg-type]  # offered, never executed
     config = GenerateConfig(parallel_tool_calls=False)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
         offset = state.metadata["offset"]
         for i in range(state.metadata["calls"]):
-            await model.generate(inputs[(offset + i) % len(inputs)], tools=[tool], tool_choice="auto", config=config)
+            await model.generate(
+                inputs[(offset + i) % len(inputs)], tools=[MOVE_TOOL], tool_choice="auto", config=config
+            )
         return state
 
     return solve
@@ -765,7 +770,7 @@ def measure_scaling(tmp: Path, renders: int) -> list[dict[str, Any]]:
 def machine() -> dict[str, Any]:
     cpu = ""
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
@@ -1013,13 +1018,24 @@ def strip_private(obj: Any) -> Any:
     return obj
 
 
+SECTIONS = ("overhead", "tokens", "memory", "logs", "scaling")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer instances and repeats (about 2-3 minutes)")
     parser.add_argument("--json", default="perf.json", help="where to write the results (default perf.json)")
     parser.add_argument("--keep-logs", default=None, help="keep the Inspect logs in this folder")
+    parser.add_argument(
+        "--only",
+        default=",".join(SECTIONS),
+        help=f"comma-separated sections to run, of {', '.join(SECTIONS)} (default: all)",
+    )
     args = parser.parse_args()
     quick = args.quick
+    sections = set(args.only.split(","))
+    if not sections <= set(SECTIONS):
+        parser.error(f"--only: unknown section(s) {sorted(sections - set(SECTIONS))}; choose from {SECTIONS}")
     started = time.perf_counter()
     res: dict[str, Any] = {"quick": quick, "machine": machine()}
     with tempfile.TemporaryDirectory(prefix="spatialstale-perf-") as tmpdir:
@@ -1029,27 +1045,32 @@ def main() -> None:
             print(f"[{time.perf_counter() - started:6.1f} s] {name}", file=sys.stderr, flush=True)
 
         overhead_limit, repeats = 20, (2 if quick else 5)
-        res["overhead"], res["profile"] = [], []
-        for modality in ("text", "image"):
-            step(f"overhead, {modality}")
-            res["overhead"].append(measure_overhead(modality, overhead_limit, repeats, tmp))
-        for o in res["overhead"]:
-            step(f"profile, {o['modality']}")
-            res["profile"].append(profile_overhead(o, overhead_limit, tmp))
-        step("tokens per navigation decision / episode")
-        res["tokens"] = measure_tokens(10 if quick else 50, ["text"] if quick else ["text", "image"], tmp)
-        step("tokens per detection instance")
-        res["detect"] = measure_detect(10 if quick else 50, tmp)
-        step("peak RSS (subprocesses)")
-        res["memory"] = measure_memory(1 if quick else 5, tmp)
-        step("log sizes")
-        res["logs"] = measure_logs(quick, tmp)
-        step("scaling")
-        res["scaling"] = measure_scaling(tmp, renders=5 if quick else 20)
+        if "overhead" in sections:
+            res["overhead"], res["profile"] = [], []
+            for modality in ("text", "image"):
+                step(f"overhead, {modality}")
+                res["overhead"].append(measure_overhead(modality, overhead_limit, repeats, tmp))
+            for o in res["overhead"]:
+                step(f"profile, {o['modality']}")
+                res["profile"].append(profile_overhead(o, overhead_limit, tmp))
+        if "tokens" in sections:
+            step("tokens per navigation decision / episode")
+            res["tokens"] = measure_tokens(10 if quick else 50, ["text"] if quick else ["text", "image"], tmp)
+            step("tokens per detection instance")
+            res["detect"] = measure_detect(10 if quick else 50, tmp)
+        if "memory" in sections:
+            step("peak RSS (subprocesses)")
+            res["memory"] = measure_memory(1 if quick else 5, tmp)
+        if "logs" in sections:
+            step("log sizes")
+            res["logs"] = measure_logs(quick, tmp)
+        if "scaling" in sections:
+            step("scaling")
+            res["scaling"] = measure_scaling(tmp, renders=5 if quick else 20)
     res["machine"]["load_after"] = os.getloadavg()
     res["wall_s"] = time.perf_counter() - started
-    report = render_report(res)
-    print(report)
+    # The report needs every section; a partial run prints its JSON instead.
+    print(render_report(res) if sections == set(SECTIONS) else json.dumps(strip_private(res), indent=2))
     Path(args.json).write_text(json.dumps(strip_private(res), indent=2) + "\n", encoding="utf-8")
     print(f"\nJSON: {args.json}", file=sys.stderr)
 

@@ -315,7 +315,7 @@ def server_command(
 
 def _tail(path: Path, lines: int = 25) -> str:
     try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
     except OSError:
         return "(no server output)"
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import math
 import os
 import shutil
@@ -241,7 +242,7 @@ def test_path_conditioned_recall_equals_samples(scripted: Path, report) -> None:
         regime, model = log.eval.task_args["regime"], _label(log)
         n = collections.Counter()
         for s in log.samples:
-            inst = s.metadata["instance"]
+            inst = json.loads(s.metadata["instance"])
             cell = {m["id"]: (m["row"], m["col"]) for m in inst["memory"]}
             (truth,), (verdicts,) = s.metadata["windows"], s.scores["detection_scorer"].metadata["windows"]
             stale, flagged = truth["thaw"] + truth["freeze"], set(verdicts["flagged"])

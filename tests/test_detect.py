@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import (
     ChatMessageUser,
@@ -31,6 +32,7 @@ from inspect_ai.model import (
 from PIL import Image
 
 from spatialstale_evals.detect import detect
+from spatialstale_evals.harness.detection import audit_windows
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = ROOT / "datasets" / "spatialstale-v1"
@@ -726,3 +728,20 @@ def test_registry_entry_point_and_task_file(tmp_path):
     status, name, ids, f1 = result["file"]
     assert status == "success" and name.endswith("detect")
     assert ids == ["L2-000"] and f1 == 1.0
+
+
+def test_audit_windows_solver_leaves_one_record_per_window(tmp_path):
+    """``audit_windows`` alone (no scorer): one store record per detection
+    window, at the L3 event steps, each a full audit of all 64 entries."""
+    auditor = Auditor(text_perfect)
+    task = Task(dataset=detect(regime="L3").dataset, solver=audit_windows("text", 64, "binary", 0.7))
+    log = run(task, auditor.model(), log_dir=str(tmp_path), limit=3)
+    by_id = {inst["id"]: inst for inst in load_jsonl("L3")[:3]}
+    assert len(auditor.calls) == sum(len(i["events"]) for i in by_id.values())
+    for sample in log.samples:
+        records = sample.store["detect_windows"]
+        assert [r["step"] for r in records] == [e["step"] for e in by_id[sample.id]["events"]]
+        for r in records:
+            assert r["calls"] == 1 and r["entries"] == 64
+            assert r["fp"] == r["fn"] == 0 and r["tp"] == len(r["flagged"])
+        assert sample.store["spatialstale:episode"] == [sample.id, 1]

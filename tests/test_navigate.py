@@ -808,3 +808,23 @@ def test_lowercase_and_padded_directions_are_moves_not_fallbacks(tmp_path):
     assert score.metadata["actions"] == ["RIGHT", "DOWN", "DOWN", "DOWN"]
     assert score.metadata["trajectory"] == [list(c) for c in walk]
     assert score.metadata["outcome"] == "death"
+
+
+def test_navigation_loop_records_prompt_call_and_answer_per_step(memory_no_filter_logs):
+    """What ``inspect view`` shows of an episode played by ``navigation_loop``:
+    per step one model call (its output is the ``move`` call) and, in the
+    messages, the prompt, the call and the env's answer to that call."""
+    log = memory_no_filter_logs[("L1", "no_filter")]
+    for sample in log.samples[:10]:
+        steps, actions = score_of(sample).value["steps"], score_of(sample).metadata["actions"]
+        events = model_events(sample, navigator=True)
+        assert len(events) == steps
+        assert [e.output.message.tool_calls[0].arguments["direction"] for e in events] == actions
+        system, *rest = resolve_sample_attachments(sample, "full").messages
+        assert system.role == "system" and len(rest) == 3 * steps
+        for i in range(steps):
+            user, reply, answer = rest[3 * i : 3 * i + 3]
+            assert user.role == "user" and "Agent at" in user.text
+            assert reply.role == "assistant" and reply.tool_calls[0].function == "move"
+            assert answer.role == "tool" and answer.tool_call_id == reply.tool_calls[0].id
+            assert answer.text.startswith(f"Moved {actions[i]}") or answer.text.startswith("Bumped")

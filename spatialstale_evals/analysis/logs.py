@@ -262,8 +262,14 @@ def _sample_columns(family: str) -> list[SampleColumn]:
         ),
     ]
     if family == "detect":
-        columns.append(SampleColumn("instance", path=lambda s: json.dumps(s.metadata.get("instance")), full=True))
+        columns.append(SampleColumn("instance", path=lambda s: instance_json(s.metadata.get("instance")), full=True))
     return columns
+
+
+def instance_json(value: Any) -> str:
+    """The sample's instance as JSON text: task version 1-A logs written before
+    it was stored as a string (to keep sample logging cheap) hold a dict."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def read_samples(path: str, family: str) -> pd.DataFrame:

@@ -33,12 +33,11 @@ from typing import Any
 
 from inspect_ai import Task, eval_set
 from inspect_ai.model import ChatMessageSystem
-from inspect_ai.tool import ToolInfo
 
 from spatialstale_evals.detect import detect
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.audit import audit_messages, batches
-from spatialstale_evals.harness.navigation import STRATEGIES, Episode, move_tool, step_message
+from spatialstale_evals.harness.navigation import MOVE_TOOL, STRATEGIES, Episode, step_message
 from spatialstale_evals.harness.observe import MODALITIES
 from spatialstale_evals.harness.provider import count_input_tokens, count_text_tokens, last_prompt
 from spatialstale_evals.harness.samples import load_instances
@@ -129,11 +128,6 @@ class PlannedTask:
 # -- cost estimates ------------------------------------------------------------------
 
 
-def tool_info(episode: Episode) -> ToolInfo:
-    tool = move_tool(episode)
-    return ToolInfo(name=tool.name, description=tool.description, parameters=tool.parameters, options=tool.options)
-
-
 def _audit_call_tokens(grid: tuple[str, ...], batch: Sequence[Any], modality: str) -> tuple[int, int]:
     """(input, output) tokens of one audit call; output as the observer answers."""
     messages = audit_messages(grid, (0, 0), batch, modality, "binary")
@@ -174,7 +168,7 @@ def step_prompt_tokens(inst: Instance, strategy: str, modality: str, max_steps: 
         view = [e for e in inst.memory if not labels[e.id]]
     episode = Episode(env=env, view=view)
     messages = [ChatMessageSystem(content=prompts.NAVIGATE_SYSTEM), step_message(episode, modality, s)]
-    return count_input_tokens(messages, [tool_info(episode)])
+    return count_input_tokens(messages, [MOVE_TOOL])
 
 
 def estimate_navigate(

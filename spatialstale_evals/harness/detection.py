@@ -12,7 +12,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from spatialstale_evals.harness import metrics
 from spatialstale_evals.harness.audit import audit_entries
-from spatialstale_evals.harness.samples import sample_instance
+from spatialstale_evals.harness.samples import record_episode, sample_instance
 from spatialstale_evals.world.memory import SAFE, MemoryEntry
 
 CONFUSION_KEYS = (
@@ -73,6 +73,7 @@ def audit_windows(modality: str, batch_size: int, output: str, threshold: float)
     L3 event) and keep the verdicts for the scorer."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        record_episode(state)
         instance = sample_instance(state)
         model = get_model()
         records = []

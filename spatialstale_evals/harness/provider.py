@@ -19,7 +19,6 @@ import json
 import math
 from typing import Any
 
-from inspect_ai.log._samples import sample_active
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageUser,
@@ -31,7 +30,9 @@ from inspect_ai.model import (
     ModelUsage,
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.util import store
 
+from spatialstale_evals.harness.samples import EPISODE_KEY
 from spatialstale_evals.harness.scripted import POLICIES, Prompt, audit_reply, move_choice
 
 IMAGE_TOKENS = 255
@@ -87,6 +88,12 @@ def text_output(model: str, text: str, usage_in: int) -> ModelOutput:
     return _with_usage(ModelOutput.from_content(model, text), usage_in, count_text_tokens(text))
 
 
+def episode_salt() -> tuple[Any, ...] | None:
+    """(sample id, epoch) of the episode being served, as its solver recorded it."""
+    key = store().get(EPISODE_KEY)
+    return tuple(key) if key else None
+
+
 class ScriptedAPI(ModelAPI):
     """Answers audits with JSON verdicts and navigation prompts with one ``move`` call."""
 
@@ -118,8 +125,7 @@ class ScriptedAPI(ModelAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         prompt = last_prompt(input)
-        active = sample_active()
-        salt = (active.sample.id, active.epoch) if active is not None else None
+        salt = episode_salt()
         usage_in = count_input_tokens(input, tools)
         if any(t.name == "move" for t in tools):
             direction = move_choice(self.policy, prompt, self.seed, salt)

@@ -3,6 +3,7 @@ its parameters before any model is called."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -62,7 +63,10 @@ def instance_samples(instances: Sequence[Instance], task: str, **params: Any) ->
                 "prompt_version": PROMPT_VERSION,
                 "dataset_version": world_dataset.DATASET_VERSION,
                 "windows": window_truth(inst),
-                "instance": inst.to_json(),
+                # JSON text, not a dict: Inspect deep-copies, walks and
+                # re-serialises the metadata several times per sample, and
+                # this is most of it (9 KB on 8x8); a string costs nothing.
+                "instance": json.dumps(inst.to_json()),
             },
         )
         for inst in instances
@@ -70,5 +74,16 @@ def instance_samples(instances: Sequence[Instance], task: str, **params: Any) ->
     return MemoryDataset(samples, name=f"spatialstale-{task}")
 
 
+#: Store key where each solver leaves ``[sample id, epoch]`` of the episode it
+#: plays. A model provider cannot otherwise tell which sample it serves through
+#: Inspect's public API, and the scripted ``random`` agent needs that to vary
+#: between epochs yet repeat exactly between runs.
+EPISODE_KEY = "spatialstale:episode"
+
+
 def sample_instance(state: TaskState) -> Instance:
-    return Instance.from_json(state.metadata["instance"])
+    return Instance.from_json(json.loads(state.metadata["instance"]))
+
+
+def record_episode(state: TaskState) -> None:
+    state.store.set(EPISODE_KEY, [state.sample_id, state.epoch])

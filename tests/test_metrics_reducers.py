@@ -1,0 +1,299 @@
+"""Every @metric in ``harness/metrics.py`` run through Inspect's real epoch reducer.
+
+A metric receives the score the epoch reducer leaves, not the one the scorer
+returned: under the default ``mean`` an instance whose episodes went success,
+success, death reaches ``success_rate`` as ``success == 0.667``, and a window
+audited three times reaches ``precision`` with ``tp == 1.667``. The scores here
+come from the real ``detection_scorer`` and ``navigation_scorer`` (fed
+hand-written audit windows and episode records), and
+``pytest_inspect_evals.metrics`` replays them as epochs through a real eval:
+
+- ``assert_agreeing_epochs_change_nothing``: equal epochs, under ``mean`` and
+  ``mode``, give what one epoch of the scorer's own values gives;
+- ``run_metrics``: disagreeing epochs under ``mean`` (the tasks pin no reducer)
+  give the values worked out by hand below. The metrics pool counts over
+  samples, so with equal epochs per sample the mean-reduced result is the
+  pooled ratio over every (sample, epoch); the data is chosen so that a macro
+  average (mean of per-sample ratios) or truncating a reduced count would give
+  a different number.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import functools
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_inspect_evals.metrics as epoch_replay
+from inspect_ai import Task
+from inspect_ai.scorer import Score, Target
+from inspect_ai.solver import TaskState
+from pytest_inspect_evals.metrics import assert_agreeing_epochs_change_nothing, run_metrics
+
+from spatialstale_evals.harness import metrics
+from spatialstale_evals.harness.detection import detection_scorer
+from spatialstale_evals.harness.navigation import navigation_scorer
+
+METRICS_FILE = Path(metrics.__file__)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _replay_without_a_model_turn():
+    """The helper's task has no solver, so Inspect adds ``generate()``, and mockllm
+    fills in the missing token usage with tiktoken's o200k_base encoding, which
+    tiktoken downloads on first use: offline every replay eval fails with a
+    ConnectionError. The replayed scores never read the model's output, so the
+    task gets an empty solver chain instead. If the helper stops building its
+    task with a module-level ``Task``, ``setattr`` raises and says so."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(epoch_replay, "Task", functools.partial(Task, solver=[]))
+        yield
+
+
+def _score(scorer: Any, store: dict[str, Any]) -> Score:
+    state = TaskState(model="mockllm/model", sample_id="s", epoch=1, input="", messages=[], store=store)
+    return asyncio.run(scorer(state, Target("")))
+
+
+# -- detection -------------------------------------------------------------------
+
+DETECTION_METRICS = [
+    metrics.precision(),
+    metrics.recall(),
+    metrics.f1(),
+    metrics.f1_mean(),
+    metrics.thaw_recall(),
+    metrics.freeze_recall(),
+    metrics.flag_rate_valid_safe(),
+    metrics.flag_rate_stale_thaw(),
+    metrics.parse_failure_rate(),
+]
+
+
+def window(
+    thaw: tuple[int, int] = (0, 0),
+    freeze: tuple[int, int] = (0, 0),
+    safe: tuple[int, int] = (0, 0),
+    danger: tuple[int, int] = (0, 0),
+    parse_failures: int = 0,
+) -> dict[str, int]:
+    """The counts of one audit window as ``audit_windows`` stores them. Each pair is
+    (entries of that kind, how many of them the auditor flagged): thawed and frozen
+    entries are stale, SAFE and DANGER entries still true."""
+    (stale_thaw, thaw_flagged), (stale_freeze, freeze_flagged) = thaw, freeze
+    (valid_safe, safe_flagged), (valid_danger, danger_flagged) = safe, danger
+    return {
+        "tp": thaw_flagged + freeze_flagged,
+        "fn": stale_thaw - thaw_flagged + stale_freeze - freeze_flagged,
+        "fp": safe_flagged + danger_flagged,
+        "tn": valid_safe - safe_flagged + valid_danger - danger_flagged,
+        "stale_thaw": stale_thaw,
+        "thaw_flagged": thaw_flagged,
+        "stale_freeze": stale_freeze,
+        "freeze_flagged": freeze_flagged,
+        "valid_safe": valid_safe,
+        "valid_safe_flagged": safe_flagged,
+        "entries": stale_thaw + stale_freeze + valid_safe + valid_danger,
+        "parse_failures": parse_failures,
+        "missing": parse_failures,
+        "calls": 1,
+    }
+
+
+def detection_score(*windows: dict[str, int]) -> Score:
+    return _score(detection_scorer(), {"detect_windows": list(windows)})
+
+
+# Instance A: one window of 10 entries (2 thawed, 1 frozen, 4 SAFE, 3 DANGER).
+# Instance B: two windows (an L3 instance) of 4 entries each; 1 thawed, 3 frozen, 2 SAFE, 2 DANGER in all.
+DETECTION_EPOCHS = [
+    [
+        detection_score(window(thaw=(2, 2), freeze=(1, 1), safe=(4, 0), danger=(3, 0))),  # tp 3 fp 0 fn 0: F1 1
+        detection_score(window(thaw=(2, 1), freeze=(1, 0), safe=(4, 1), danger=(3, 0), parse_failures=1)),
+        # ^ tp 1 fp 1 fn 2: F1 2/5
+        detection_score(window(thaw=(2, 0), freeze=(1, 1), safe=(4, 2), danger=(3, 1))),  # tp 1 fp 3 fn 2: F1 2/7
+    ],
+    [
+        detection_score(  # tp 1 fp 1 fn 3: F1 1/3
+            window(thaw=(1, 1), freeze=(1, 0), safe=(1, 1), danger=(1, 0)),
+            window(freeze=(2, 0), safe=(1, 0), danger=(1, 0)),
+        ),
+        detection_score(  # tp 0 fp 0 fn 4: F1 0
+            window(thaw=(1, 0), freeze=(1, 0), safe=(1, 0), danger=(1, 0), parse_failures=4),
+            window(freeze=(2, 0), safe=(1, 0), danger=(1, 0)),
+        ),
+        detection_score(  # tp 1 fp 1 fn 3: F1 1/3
+            window(thaw=(1, 0), freeze=(1, 0), safe=(1, 0), danger=(1, 1)),
+            window(freeze=(2, 1), safe=(1, 0), danger=(1, 0)),
+        ),
+    ],
+]
+
+# Sums over the three epochs: A tp 5 fp 4 fn 4, B tp 2 fp 2 fn 10; pooled tp 7 fp 6 fn 14.
+DETECTION_EXPECTED = {
+    "precision": 7 / 13,  # macro would be (5/9 + 2/4) / 2
+    "recall": 7 / 21,  # macro (5/9 + 2/12) / 2
+    "f1": 2 * 7 / (2 * 7 + 6 + 14),
+    # per instance, the reducer averages the epochs' own F1; then the mean over instances
+    "f1_mean": ((1 + 2 / 5 + 2 / 7) / 3 + (1 / 3 + 0 + 1 / 3) / 3) / 2,
+    "thaw_recall": (3 + 1) / (6 + 3),  # thawed flagged / thawed: A 3 of 6, B 1 of 3
+    "freeze_recall": (2 + 1) / (3 + 9),  # A 2 of 3, B 1 of 9
+    "flag_rate_valid_safe": (3 + 1) / (12 + 6),  # A 3 of 12, B 1 of 6
+    "flag_rate_stale_thaw": (3 + 1) / (6 + 3),
+    "parse_failure_rate": (1 + 4) / (30 + 24),  # A 1 of 30 entries, B 4 of 24
+}
+
+
+# -- navigation ------------------------------------------------------------------
+
+NAVIGATION_METRICS = [
+    metrics.success_rate(),
+    metrics.success_stderr(),
+    metrics.death_rate(),
+    metrics.death_stderr(),
+    metrics.timeout_rate(),
+    metrics.timeout_stderr(),
+    metrics.steps_success(),
+    metrics.steps_death(),
+    metrics.steps_timeout(),
+    metrics.death_on_stale_rate(),
+    metrics.fallback_rate(),
+]
+
+
+def episode(outcome: str, steps: int, fallbacks: int = 0, death_on_stale: bool = False) -> Score:
+    """Score the record ``navigation_loop`` stores for one episode."""
+    record = {
+        "outcome": outcome,
+        "steps": steps,
+        "reward": {"success": 1.0, "death": -1.0}.get(outcome, 0.0),
+        "trajectory": [],
+        "actions": [],
+        "fallbacks": [{"step": i, "problem": "no move call", "direction": "right"} for i in range(fallbacks)],
+        "extra_calls": fallbacks,
+        "death_cell": [2, 3] if outcome == "death" else None,
+        "death_entry": "e07" if outcome == "death" else None,
+        "death_on_stale": death_on_stale,
+        "death_on_stale_shown": death_on_stale,
+        "audits": [],
+        "events_realized": [],
+        "view_size": 5,
+        "tokens": {"navigator": 40 * steps, "auditor": 100},
+        "audit_calls": 2,
+    }
+    return _score(navigation_scorer(), {"episode": record})
+
+
+# Three instances, three episodes each (timeouts at max_steps 40).
+NAVIGATION_EPOCHS = [
+    [episode("success", 10, 1), episode("success", 12), episode("death", 6, 2, death_on_stale=True)],
+    [episode("success", 14), episode("success", 22, 2), episode("timeout", 40, 5)],
+    [episode("death", 3, death_on_stale=True), episode("death", 7, 1), episode("timeout", 40)],
+]
+
+
+def _stderr(xs: list[float]) -> float:
+    mu = sum(xs) / len(xs)
+    return math.sqrt(sum((x - mu) ** 2 for x in xs) / (len(xs) - 1) / len(xs))
+
+
+# After the mean reducer each instance carries its outcome fractions:
+# success 2/3, 2/3, 0; death 1/3, 0, 2/3; timeout 0, 1/3, 1/3.
+NAVIGATION_EXPECTED = {
+    "success_rate": 4 / 9,
+    # the stderr is over instances (n = 3), not over the 9 episodes
+    "success_stderr": 2 / 9,  # deviations 2/9, 2/9, -4/9: sqrt(24/81 / 2 / 3)
+    "death_rate": 1 / 3,
+    "death_stderr": math.sqrt(1 / 27),  # deviations 0, -1/3, 1/3: sqrt(2/9 / 2 / 3)
+    "timeout_rate": 2 / 9,
+    "timeout_stderr": 1 / 9,  # deviations -2/9, 1/9, 1/9: sqrt(6/81 / 2 / 3)
+    "steps_success": (10 + 12 + 14 + 22) / 4,  # steps over successes, pooled
+    "steps_death": (6 + 3 + 7) / 3,  # pooled 16/3; a macro average would give (6 + 5) / 2
+    "steps_timeout": (40 + 40) / 2,
+    "death_on_stale_rate": (1 / 3 + 0 + 1 / 3) / 3,  # episodes, not deaths, in the denominator
+    "fallback_rate": (3 + 7 + 1) / (28 + 76 + 50),  # fallbacks / steps, pooled
+}
+
+
+# -- the checks ------------------------------------------------------------------
+
+
+def test_every_metric_in_metrics_py_is_checked_here():
+    tree = ast.parse(METRICS_FILE.read_text(encoding="utf-8"))
+    declared = {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        and any(
+            (d.id if isinstance(d, ast.Name) else getattr(getattr(d, "func", None), "id", None)) == "metric"
+            for d in node.decorator_list
+        )
+    }
+    assert declared == set(DETECTION_EXPECTED) | set(NAVIGATION_EXPECTED)
+
+
+def test_hand_written_scores_hold_the_scorers_keys():
+    """The scores come from the real scorers, so every key a metric reads is there."""
+    assert DETECTION_EPOCHS[1][0].value["windows"] == 2
+    assert DETECTION_EPOCHS[0][1].value["f1"] == pytest.approx(2 / 5)
+    assert NAVIGATION_EPOCHS[0][2].value["steps_if_death"] == 6
+    assert NAVIGATION_EPOCHS[0][2].value["steps_if_success"] == 0
+
+
+@pytest.mark.parametrize(
+    ("group", "epochs"),
+    [(DETECTION_METRICS, DETECTION_EPOCHS), (NAVIGATION_METRICS, NAVIGATION_EPOCHS)],
+    ids=["detection", "navigation"],
+)
+def test_agreeing_epochs_change_nothing(group, epochs):
+    assert_agreeing_epochs_change_nothing(group, [score for sample in epochs for score in sample])
+
+
+@pytest.fixture(scope="module")
+def detection_mean(_replay_without_a_model_turn) -> dict[str, Any]:
+    return run_metrics(DETECTION_METRICS, DETECTION_EPOCHS)
+
+
+@pytest.fixture(scope="module")
+def navigation_mean(_replay_without_a_model_turn) -> dict[str, Any]:
+    return run_metrics(NAVIGATION_METRICS, NAVIGATION_EPOCHS)
+
+
+def test_disagreeing_epochs_report_every_metric(detection_mean, navigation_mean):
+    assert set(detection_mean) == set(DETECTION_EXPECTED)
+    assert set(navigation_mean) == set(NAVIGATION_EXPECTED)
+
+
+@pytest.mark.parametrize("name", list(DETECTION_EXPECTED))
+def test_detection_metric_under_mean_of_disagreeing_epochs(detection_mean, name):
+    assert detection_mean[name] == pytest.approx(DETECTION_EXPECTED[name])
+
+
+@pytest.mark.parametrize("name", list(NAVIGATION_EXPECTED))
+def test_navigation_metric_under_mean_of_disagreeing_epochs(navigation_mean, name):
+    assert navigation_mean[name] == pytest.approx(NAVIGATION_EXPECTED[name])
+
+
+def test_stderr_expectations_are_over_instances():
+    """The hand-worked stderrs above, recomputed from the outcome fractions."""
+    assert _stderr([2 / 3, 2 / 3, 0]) == pytest.approx(NAVIGATION_EXPECTED["success_stderr"])
+    assert _stderr([1 / 3, 0, 2 / 3]) == pytest.approx(NAVIGATION_EXPECTED["death_stderr"])
+    assert _stderr([0, 1 / 3, 1 / 3]) == pytest.approx(NAVIGATION_EXPECTED["timeout_stderr"])
+
+
+def test_mean_reducer_leaves_pooled_metrics_as_if_every_epoch_were_a_sample(detection_mean, navigation_mean):
+    """metrics.py's promise: with equal epochs per sample, the mean reducer scales
+    every sample's counts by the same 1/epochs and a ratio of sums does not notice.
+    With no reduction the metrics see all nine (sample, epoch) scores. The stderrs
+    are left out: they are over samples, so they do depend on the reduction."""
+    unreduced = {
+        **run_metrics(DETECTION_METRICS, DETECTION_EPOCHS, reducer=None),
+        **run_metrics(NAVIGATION_METRICS, NAVIGATION_EPOCHS, reducer=None),
+    }
+    reduced = {**detection_mean, **navigation_mean}
+    pooled = set(reduced) - {"success_stderr", "death_stderr", "timeout_stderr"}
+    assert {name: unreduced[name] for name in pooled} == pytest.approx({name: reduced[name] for name in pooled})
