@@ -9,7 +9,9 @@ message and tool definition sent, plus 255 per image, and likewise over the
 reply (``spatialstale_evals/harness/provider.py``). The sections:
 
 - **Harness overhead**: wall time of ``navigate`` (L2, ``no_filter``, one epoch,
-  a fixed set of instances) with the instant scripted agent ``observer``,
+  a fixed set of instances) with an instant agent (``perfbench/replay``, which
+  replays the moves the scripted ``observer`` made in a warm-up run, so it
+  plays the observer's episodes without spending time reading the prompt),
   divided by the wall time of a bare Inspect loop defined here: one sample per
   navigate sample, each making exactly as many ``generate`` calls as that
   navigate sample made (counted from its log's model events), with a system
@@ -114,7 +116,11 @@ class BenchAPI(ModelAPI):
     """``perfbench/fixed``: always one ``move(DOWN)`` call (audits: ``[]``).
     ``perfbench/wander``: a random walk over safe cells that never enters a
     hole or the goal, so a navigation episode always uses its whole budget.
-    Both count tokens exactly as the scripted provider does."""
+    ``perfbench/replay``: the instant agent of the overhead measurement: it
+    answers the k-th decision of an episode with the move ``observer`` made
+    there in a warm-up run (``REPLAY``), so it plays the same episodes without
+    reading the prompt.
+    All count tokens exactly as the scripted provider does."""
 
     def __init__(
         self,
@@ -125,7 +131,7 @@ class BenchAPI(ModelAPI):
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
-        if model_name not in ("fixed", "wander"):
+        if model_name not in ("fixed", "wander", "replay"):
             raise ValueError(f"unknown perfbench model {model_name!r}")
 
     def max_connections(self) -> int:
@@ -140,12 +146,45 @@ class BenchAPI(ModelAPI):
     ) -> ModelOutput:
         usage_in = count_input_tokens(input, tools)
         if any(t.name == "move" for t in tools):
-            direction = "DOWN" if self.model_name == "fixed" else wander_move(last_prompt(input))
+            if self.model_name == "fixed":
+                direction = "DOWN"
+            elif self.model_name == "replay":
+                direction = replay_move()
+            else:
+                direction = wander_move(last_prompt(input))
             return move_output(self.model_name, direction, "call_fixed", usage_in)
         return text_output(self.model_name, "[]", usage_in)
 
 
 _VISITS: dict[Any, dict[tuple[int, int], int]] = defaultdict(lambda: defaultdict(int))
+
+#: (sample id, epoch) -> the moves ``observer`` made, in order; and how many of
+#: them the current replay has used.
+REPLAY: dict[tuple[Any, ...], list[str]] = {}
+_REPLAYED: dict[tuple[Any, ...], int] = defaultdict(int)
+
+
+def recorded_moves(log: EvalLog) -> dict[tuple[Any, ...], list[str]]:
+    return {
+        (sample.id, sample.epoch): [e.output.message.tool_calls[0].arguments["direction"] for e in model_events(sample)]
+        for sample in log.samples or []
+    }
+
+
+def use_replay(moves: dict[tuple[Any, ...], list[str]]) -> None:
+    """Load the moves to replay and rewind every episode to its first move."""
+    REPLAY.clear()
+    REPLAY.update(moves)
+    _REPLAYED.clear()
+
+
+def replay_move() -> str:
+    salt = episode_salt()
+    if salt is None or salt not in REPLAY:
+        raise RuntimeError(f"perfbench/replay: no recorded episode for {salt}")
+    k = _REPLAYED[salt]
+    _REPLAYED[salt] += 1
+    return REPLAY[salt][k]
 
 
 def wander_move(prompt: Prompt) -> str:
@@ -177,14 +216,19 @@ def perfbench():  # noqa: ANN201 - Inspect's provider factory protocol
 # --------------------------------------------------------------------------- helpers
 
 
+#: CPU seconds (all threads of this process) of the latest ``run_eval``.
+LAST_RUN_CPU_S = [0.0]
+
+
 def run_eval(task: Task, model: str, log_dir: Path, collect: bool = True, **kwargs: Any) -> tuple[EvalLog, float]:
     """One in-process Inspect run; the wall time of the ``eval`` call only."""
     log_dir.mkdir(parents=True, exist_ok=True)
     if collect:
         gc.collect()  # start each timed run with a clean heap, so one run does not pay for earlier runs' garbage
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     (log,) = inspect_eval(task, model=model, log_dir=str(log_dir), display="none", **kwargs)
     elapsed = time.perf_counter() - start
+    LAST_RUN_CPU_S[0] = time.process_time() - cpu_start
     if log.status != "success":
         raise RuntimeError(f"{task.name} on {model} ended {log.status}: {log.error}")
     return log, elapsed
@@ -247,6 +291,7 @@ class PolicyTimer:
 
 
 POLICY = PolicyTimer()
+replay_move = POLICY.wrap(replay_move)
 scripted_provider.move_choice = POLICY.wrap(scripted_provider.move_choice)
 scripted_provider.audit_reply = POLICY.wrap(scripted_provider.audit_reply)
 
@@ -347,7 +392,10 @@ def measure_overhead(modality: str, limit: int, repeats: int, tmp: Path) -> dict
         return navigate(regime="L2", strategy="no_filter", modality=modality, epochs=1)
 
     observe.png_data_uri.cache_clear()
+    POLICY.seconds = 0.0
     log, _ = run_eval(nav_task(), "spatialstale/observer", tmp / f"overhead-{modality}-warm", limit=limit)
+    observer_policy_s = POLICY.seconds
+    moves = recorded_moves(log)
     resolved = read_eval_log(log.location, resolve_attachments=True)
     samples = resolved.samples or []
     calls = [len(model_events(s)) for s in samples]
@@ -362,10 +410,16 @@ def measure_overhead(modality: str, limit: int, repeats: int, tmp: Path) -> dict
 
     nav_times, bare_times, policy_times, bare_calls, bare_tokens = [], [], [], 0, 0.0
     nav_events = bare_events = 0
+    nav_cpu: list[float] = []
+    bare_cpu: list[float] = []
     for r in range(repeats):
         observe.png_data_uri.cache_clear()
+        use_replay(moves)
         POLICY.seconds = 0.0
-        log, t_nav = run_eval(nav_task(), "spatialstale/observer", tmp / f"overhead-{modality}-{r}", limit=limit)
+        log, t_nav = run_eval(nav_task(), "perfbench/replay", tmp / f"overhead-{modality}-{r}", limit=limit)
+        nav_cpu.append(LAST_RUN_CPU_S[0])
+        if recorded_moves(log) != moves:
+            raise RuntimeError("the replayed episodes differ from the observer's")
         n_nav = sum(len(model_events(s)) for s in log.samples or [])
         if n_nav != sum(calls):
             raise RuntimeError(f"navigate made {n_nav} calls, expected {sum(calls)}")
@@ -373,6 +427,7 @@ def measure_overhead(modality: str, limit: int, repeats: int, tmp: Path) -> dict
         log_b, t_bare = run_eval(
             bare_task(calls, system_chars, user_chars, images), "perfbench/fixed", tmp / f"bare-{modality}-{r}"
         )
+        bare_cpu.append(LAST_RUN_CPU_S[0])
         bare_calls = sum(len(model_events(s)) for s in log_b.samples or [])
         nav_events = sum(len(s.events) for s in log.samples or [])
         bare_events = sum(len(s.events) for s in log_b.samples or [])
@@ -399,12 +454,18 @@ def measure_overhead(modality: str, limit: int, repeats: int, tmp: Path) -> dict
         "ratio": median(ratios),
         "ratios": ratios,
         "ratio_excluding_policy": median(ratios_ex),
+        "navigate_cpu_s": nav_cpu,
+        "bare_cpu_s": bare_cpu,
+        "cpu_ratio": median([n / b for n, b in zip(nav_cpu, bare_cpu)]),
+        "cpu_ratios": [n / b for n, b in zip(nav_cpu, bare_cpu)],
         "navigate_ms_per_call": median(nav_times) / n * 1000,
         "bare_ms_per_call": median(bare_times) / n * 1000,
         "policy_ms_per_call": median(policy_times) / n * 1000,
         "events_per_call_navigate": nav_events / n,
         "events_per_call_bare": bare_events / n,
+        "observer_policy_ms_per_call": observer_policy_s / n * 1000,
         "_calls": calls,
+        "_moves": moves,
         "_sizes": (system_chars, user_chars, images),
     }
 
@@ -440,11 +501,12 @@ def profile_overhead(result: dict[str, Any], limit: int, tmp: Path, top: int = 1
     modality = result["modality"]
     system_chars, user_chars, images = result["_sizes"]
     observe.png_data_uri.cache_clear()
+    use_replay(result["_moves"])
     task = navigate(regime="L2", strategy="no_filter", modality=modality, epochs=1)
     gc.collect()
     prof_nav = cProfile.Profile()
     prof_nav.enable()
-    run_eval(task, "spatialstale/observer", tmp / f"profile-{modality}-nav", collect=False, limit=limit)
+    run_eval(task, "perfbench/replay", tmp / f"profile-{modality}-nav", collect=False, limit=limit)
     prof_nav.disable()
     task = bare_task(result["_calls"], system_chars, user_chars, images)
     gc.collect()
@@ -873,7 +935,7 @@ def render_report(res: dict[str, Any]) -> str:
     out.append("### Harness overhead\n")
     out.append(
         "| modality | episodes | generate calls | prompt tokens / call (navigate, bare) | navigate s | bare s "
-        "| ratio (median; all) | scripted policy ms / call | ratio without policy time | log events / call "
+        "| ratio (median; all) | agent ms / call (replay; observer) | ratio without agent time | log events / call "
         "(navigate, bare) |"
     )
     out.append("|---|---|---|---|---|---|---|---|---|---|")
@@ -883,7 +945,8 @@ def render_report(res: dict[str, Any]) -> str:
             f"| {o['prompt_tokens_navigate']:.0f}, {o['prompt_tokens_bare']:.0f} "
             f"| {median(o['navigate_s']):.2f} | {median(o['bare_s']):.2f} "
             f"| {o['ratio']:.2f} ({', '.join(f'{r:.2f}' for r in o['ratios'])}) "
-            f"| {o['policy_ms_per_call']:.2f} | {o['ratio_excluding_policy']:.2f} "
+            f"| {o['policy_ms_per_call']:.3f}; {o['observer_policy_ms_per_call']:.2f} "
+            f"| {o['ratio_excluding_policy']:.2f} "
             f"| {o['events_per_call_navigate']:.1f}, {o['events_per_call_bare']:.1f} |"
         )
     out.append("")
@@ -1044,7 +1107,9 @@ def main() -> None:
         def step(name: str) -> None:
             print(f"[{time.perf_counter() - started:6.1f} s] {name}", file=sys.stderr, flush=True)
 
-        overhead_limit, repeats = 20, (2 if quick else 5)
+        # Runs of a few seconds each (all 50 instances in a full run): shorter runs
+        # were dominated by scheduling noise on a shared 2-core machine.
+        overhead_limit, repeats = (20, 2) if quick else (50, 7)
         if "overhead" in sections:
             res["overhead"], res["profile"] = [], []
             for modality in ("text", "image"):

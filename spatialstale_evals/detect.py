@@ -13,10 +13,10 @@ from spatialstale_evals.harness.audit import OUTPUTS
 from spatialstale_evals.harness.detection import audit_windows, detection_scorer
 from spatialstale_evals.harness.observe import MODALITIES
 from spatialstale_evals.harness.samples import (
+    InstanceSet,
     check_choice,
     check_positive_int,
     instance_samples,
-    load_instances,
 )
 
 TASK_VERSION = "1-A"
@@ -54,11 +54,11 @@ def detect(
     check_positive_int("batch_size", batch_size)
     if not isinstance(threshold, (int, float)) or not 0.0 <= float(threshold) <= 1.0:
         raise ValueError(f"threshold must be a number in [0, 1]; got {threshold!r}")
-    instances = load_instances(dataset, regime)
+    instances = InstanceSet.load(dataset, regime)
     params = {"modality": modality, "batch_size": batch_size, "output": output, "threshold": float(threshold)}
     return Task(
-        dataset=instance_samples(instances, "detect", **params),
-        solver=audit_windows(modality, batch_size, output, float(threshold)),
+        dataset=instance_samples(list(instances.by_id.values()), "detect", **params),
+        solver=audit_windows(instances, modality, batch_size, output, float(threshold)),
         scorer=detection_scorer(),
         version=TASK_VERSION,
         metadata={"task_family": "detect", "regime": regime, **params},

@@ -12,10 +12,10 @@ from inspect_ai import Task, task
 from spatialstale_evals.harness.navigation import STRATEGIES, navigation_loop, navigation_scorer
 from spatialstale_evals.harness.observe import MODALITIES
 from spatialstale_evals.harness.samples import (
+    InstanceSet,
     check_choice,
     check_positive_int,
     instance_samples,
-    load_instances,
 )
 
 TASK_VERSION = "1-A"
@@ -62,17 +62,18 @@ def navigate(
     check_positive_int("epochs", epochs)
     if max_steps is not None:
         check_positive_int("max_steps", max_steps)
-    instances = load_instances(dataset, regime)
+    instances = InstanceSet.load(dataset, regime)
+    first = next(iter(instances.by_id.values()))
     params = {
         "strategy": strategy,
         "modality": modality,
         "batch_size": batch_size,
-        "max_steps": max_steps or instances[0].max_steps,
+        "max_steps": max_steps or first.max_steps,
         "history": history,
     }
     return Task(
-        dataset=instance_samples(instances, "navigate", **params),
-        solver=navigation_loop(STRATEGIES[strategy], modality, batch_size, params["max_steps"], history),
+        dataset=instance_samples(list(instances.by_id.values()), "navigate", **params),
+        solver=navigation_loop(instances, STRATEGIES[strategy], modality, batch_size, params["max_steps"], history),
         scorer=navigation_scorer(),
         epochs=epochs,
         version=TASK_VERSION,

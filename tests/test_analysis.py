@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import math
 import os
 import shutil
@@ -42,6 +41,7 @@ from spatialstale_evals.analysis.report import build_report
 from spatialstale_evals.analysis.stats import paired_wilcoxon
 from spatialstale_evals.detect import detect
 from spatialstale_evals.harness.provider import ScriptedAPI
+from spatialstale_evals.harness.samples import INSTANCE_KEY
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.world.grid import shortest_path
 
@@ -242,7 +242,7 @@ def test_path_conditioned_recall_equals_samples(scripted: Path, report) -> None:
         regime, model = log.eval.task_args["regime"], _label(log)
         n = collections.Counter()
         for s in log.samples:
-            inst = json.loads(s.metadata["instance"])
+            inst = s.store[INSTANCE_KEY]
             cell = {m["id"]: (m["row"], m["col"]) for m in inst["memory"]}
             (truth,), (verdicts,) = s.metadata["windows"], s.scores["detection_scorer"].metadata["windows"]
             stale, flagged = truth["thaw"] + truth["freeze"], set(verdicts["flagged"])

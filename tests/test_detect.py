@@ -33,6 +33,7 @@ from PIL import Image
 
 from spatialstale_evals.detect import detect
 from spatialstale_evals.harness.detection import audit_windows
+from spatialstale_evals.harness.samples import InstanceSet
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = ROOT / "datasets" / "spatialstale-v1"
@@ -734,7 +735,8 @@ def test_audit_windows_solver_leaves_one_record_per_window(tmp_path):
     """``audit_windows`` alone (no scorer): one store record per detection
     window, at the L3 event steps, each a full audit of all 64 entries."""
     auditor = Auditor(text_perfect)
-    task = Task(dataset=detect(regime="L3").dataset, solver=audit_windows("text", 64, "binary", 0.7))
+    instances = InstanceSet.load(None, "L3")
+    task = Task(dataset=detect(regime="L3").dataset, solver=audit_windows(instances, "text", 64, "binary", 0.7))
     log = run(task, auditor.model(), log_dir=str(tmp_path), limit=3)
     by_id = {inst["id"]: inst for inst in load_jsonl("L3")[:3]}
     assert len(auditor.calls) == sum(len(i["events"]) for i in by_id.values())
@@ -745,3 +747,5 @@ def test_audit_windows_solver_leaves_one_record_per_window(tmp_path):
             assert r["calls"] == 1 and r["entries"] == 64
             assert r["fp"] == r["fn"] == 0 and r["tp"] == len(r["flagged"])
         assert sample.store["spatialstale:episode"] == [sample.id, 1]
+        assert sample.store["instance"] == instances.by_id[sample.id].to_json()
+        assert "instance" not in sample.metadata

@@ -36,6 +36,7 @@ from inspect_ai.analysis import EvalColumn, SampleColumn, evals_df, samples_df
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
 from spatialstale_evals.harness.detection import CONFUSION_KEYS
+from spatialstale_evals.harness.samples import INSTANCE_KEY
 
 FAMILIES = ("detect", "navigate")
 SCORERS = {"detect": "detection_scorer", "navigate": "navigation_scorer"}
@@ -51,8 +52,9 @@ DEFAULT_ARGS: dict[str, dict[str, Any]] = {
 #: are more episodes of the same thing).
 IGNORED_ARGS = ("epochs",)
 
-#: Sample fields not needed for the analysis (and by far the largest).
-EXCLUDE_FIELDS = {"messages", "events", "store", "attachments"}
+#: Sample fields not needed for the analysis (and by far the largest). The
+#: store is read: it holds the instance (``harness.samples.INSTANCE_KEY``).
+EXCLUDE_FIELDS = {"messages", "events", "attachments"}
 
 DETECT_COUNTS = (*CONFUSION_KEYS, "entries", "parse_failures", "calls", "windows")
 NAVIGATE_VALUES = (
@@ -262,14 +264,14 @@ def _sample_columns(family: str) -> list[SampleColumn]:
         ),
     ]
     if family == "detect":
-        columns.append(SampleColumn("instance", path=lambda s: instance_json(s.metadata.get("instance")), full=True))
+        columns.append(SampleColumn("instance", path=instance_json, full=True))
     return columns
 
 
-def instance_json(value: Any) -> str:
-    """The sample's instance as JSON text: task version 1-A logs written before
-    it was stored as a string (to keep sample logging cheap) hold a dict."""
-    return value if isinstance(value, str) else json.dumps(value)
+def instance_json(sample: Any) -> str:
+    """The sample's instance as JSON text: from the store (where the solvers
+    log it), or from the metadata in logs written before that."""
+    return json.dumps(sample.store.get(INSTANCE_KEY) or sample.metadata.get("instance"))
 
 
 def read_samples(path: str, family: str) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from spatialstale_evals.harness import metrics
 from spatialstale_evals.harness.audit import audit_entries
-from spatialstale_evals.harness.samples import record_episode, sample_instance
+from spatialstale_evals.harness.samples import InstanceSet, record_episode, record_instance
 from spatialstale_evals.world.memory import SAFE, MemoryEntry
 
 CONFUSION_KEYS = (
@@ -68,13 +68,13 @@ def pooled(windows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
 
 
 @solver
-def audit_windows(modality: str, batch_size: int, output: str, threshold: float) -> Solver:
+def audit_windows(instances: InstanceSet, modality: str, batch_size: int, output: str, threshold: float) -> Solver:
     """Run the shared audit on every detection window (one for L1/L2, one per
     L3 event) and keep the verdicts for the scorer."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         record_episode(state)
-        instance = sample_instance(state)
+        instance = instances.of(state)
         model = get_model()
         records = []
         for window, (step, grid) in zip(state.metadata["windows"], instance.detection_windows()):
@@ -101,6 +101,7 @@ def audit_windows(modality: str, batch_size: int, output: str, threshold: float)
                 }
             )
         state.store.set("detect_windows", records)
+        record_instance(state, instance)
         state.output.completion = f"{sum(len(r['flagged']) for r in records)} flags over {len(records)} window(s)"
         return state
 

@@ -33,7 +33,7 @@ from spatialstale_evals.harness.audit import audit_entries
 from spatialstale_evals.harness.detection import confusion
 from spatialstale_evals.harness.observe import observation_parts, user_message
 from spatialstale_evals.harness.parsing import parse_move
-from spatialstale_evals.harness.samples import record_episode, sample_instance
+from spatialstale_evals.harness.samples import InstanceSet, record_episode, record_instance
 from spatialstale_evals.world.env import DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import ACTIONS, Cell, Grid, goal_of
 from spatialstale_evals.world.instance import Instance
@@ -232,13 +232,15 @@ def model_input(
 
 
 @solver
-def navigation_loop(strategy: Strategy, modality: str, batch_size: int, max_steps: int, history: int) -> Solver:
+def navigation_loop(
+    instances: InstanceSet, strategy: Strategy, modality: str, batch_size: int, max_steps: int, history: int
+) -> Solver:
     """Play one episode: build the strategy's memory view, then ask the model
     for one ``move`` per step until success, death or the step budget."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         record_episode(state)
-        instance = sample_instance(state)
+        instance = instances.of(state)
         navigator = get_model()
         auditor = get_model(role="auditor", default=navigator)
         env = DynamicFrozenLakeEnv(instance, max_steps=max_steps)
@@ -310,6 +312,7 @@ def navigation_loop(strategy: Strategy, modality: str, batch_size: int, max_step
                         f"event at step {env.steps}",
                     )
         state.store.set("episode", episode_record(episode, instance))
+        record_instance(state, instance)
         state.output.completion = f"{env.outcome} after {env.steps} steps"
         return state
 

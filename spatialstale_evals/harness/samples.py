@@ -3,8 +3,8 @@ its parameters before any model is called."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,31 @@ def load_instances(dataset: str | Path | None, regime: str) -> list[Instance]:
     return world_dataset.load(dataset, regime)
 
 
+@dataclass(frozen=True)
+class InstanceSet:
+    """The instances a task runs on, handed to its solver by id.
+
+    Samples carry only the instance id, not the instance: Inspect deep-copies,
+    walks and re-serialises sample metadata several times per sample, and the
+    instance (9 KB on 8x8) made that the largest part of the harness's own
+    cost (README, Performance). Inspect logs a solver argument like this one
+    by its ``name``. The instance itself is logged once, in the sample's store
+    (``INSTANCE_KEY``), when the solver is done with it.
+    """
+
+    name: str
+    by_id: Mapping[str, Instance]
+
+    @classmethod
+    def load(cls, dataset: str | Path | None, regime: str) -> InstanceSet:
+        instances = load_instances(dataset, regime)
+        folder = Path(dataset).name if dataset is not None else world_dataset.DATASET_VERSION
+        return cls(f"{folder}/{regime}", {inst.id: inst for inst in instances})
+
+    def of(self, state: TaskState) -> Instance:
+        return self.by_id[str(state.metadata["instance_id"])]
+
+
 def window_truth(instance: Instance) -> list[dict[str, Any]]:
     """Ground truth per detection window: which entries are stale, and how."""
     windows = []
@@ -63,10 +88,6 @@ def instance_samples(instances: Sequence[Instance], task: str, **params: Any) ->
                 "prompt_version": PROMPT_VERSION,
                 "dataset_version": world_dataset.DATASET_VERSION,
                 "windows": window_truth(inst),
-                # JSON text, not a dict: Inspect deep-copies, walks and
-                # re-serialises the metadata several times per sample, and
-                # this is most of it (9 KB on 8x8); a string costs nothing.
-                "instance": json.dumps(inst.to_json()),
             },
         )
         for inst in instances
@@ -81,9 +102,13 @@ def instance_samples(instances: Sequence[Instance], task: str, **params: Any) ->
 EPISODE_KEY = "spatialstale:episode"
 
 
-def sample_instance(state: TaskState) -> Instance:
-    return Instance.from_json(json.loads(state.metadata["instance"]))
+#: Store key of the sample's instance (``Instance.to_json()``), set by the solver.
+INSTANCE_KEY = "instance"
 
 
 def record_episode(state: TaskState) -> None:
     state.store.set(EPISODE_KEY, [state.sample_id, state.epoch])
+
+
+def record_instance(state: TaskState, instance: Instance) -> None:
+    state.store.set(INSTANCE_KEY, instance.to_json())
