@@ -300,17 +300,32 @@ scripted_provider.audit_reply = POLICY.wrap(scripted_provider.audit_reply)
 
 
 @solver
-def bare_generate_loop(inputs: list[list[ChatMessage]]) -> Solver:
-    """The baseline: ``metadata['calls']`` generate calls and nothing else."""
+def bare_generate_loop(system_chars: int, user_chars: int, images: list[str] | None) -> Solver:
+    """The baseline: ``metadata['calls']`` generate calls and nothing else.
+
+    Like any real loop (and like navigate), it sends one system message per
+    sample and a new user message per call whose text differs from the last:
+    a constant prompt object would let Inspect pool it across the whole
+    sample and log it once, which no evaluation can do."""
     config = GenerateConfig(parallel_tool_calls=False)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
         offset = state.metadata["offset"]
+        system = ChatMessageSystem(content=numbered(state.metadata["offset"], system_chars))
         for i in range(state.metadata["calls"]):
-            await model.generate(
-                inputs[(offset + i) % len(inputs)], tools=[MOVE_TOOL], tool_choice="auto", config=config
-            )
+            call = offset + i
+            if images:
+                half = user_chars // 2
+                parts: list[Content] = [
+                    ContentText(text=numbered(call, half)),
+                    ContentImage(image=images[call % len(images)]),
+                    ContentText(text=filler(user_chars - half)),
+                ]
+                user = ChatMessageUser(content=parts)
+            else:
+                user = ChatMessageUser(content=numbered(call, user_chars))
+            await model.generate([system, user], tools=[MOVE_TOOL], tool_choice="auto", config=config)
         return state
 
     return solve
@@ -321,26 +336,23 @@ def filler(n: int) -> str:
     return (line * (n // len(line) + 1))[:n]
 
 
+def numbered(i: int, n: int) -> str:
+    """``n`` characters of filler that differ for every ``i``."""
+    tag = f"{i:08d}\n"
+    return (tag + filler(n))[:n]
+
+
 def bare_task(calls: list[int], system_chars: int, user_chars: int, images: list[str] | None) -> Task:
-    system = ChatMessageSystem(content=filler(system_chars))
-    if images:
-        inputs = []
-        half = user_chars // 2
-        for uri in images:
-            parts: list[Content] = [
-                ContentText(text=filler(half)),
-                ContentImage(image=uri),
-                ContentText(text=filler(user_chars - half)),
-            ]
-            inputs.append([system, ChatMessageUser(content=parts)])
-    else:
-        inputs = [[system, ChatMessageUser(content=filler(user_chars))]]
     offsets = np.cumsum([0, *calls[:-1]]).tolist()
     samples = [
         Sample(id=f"bare-{i:03d}", input="bare", metadata={"calls": n, "offset": int(o)})
         for i, (n, o) in enumerate(zip(calls, offsets))
     ]
-    return Task(dataset=MemoryDataset(samples, name="bare"), solver=bare_generate_loop(inputs), name="bare_loop")
+    return Task(
+        dataset=MemoryDataset(samples, name="bare"),
+        solver=bare_generate_loop(system_chars, user_chars, images),
+        name="bare_loop",
+    )
 
 
 def image_pool(n: int) -> list[str]:
