@@ -140,10 +140,10 @@ class Episode:
 
 #: The public ``move(direction)`` tool, as offered to the model. The loop
 #: applies the first call itself (``Episode.step``) rather than through
-#: Inspect's ``execute_tools``: that adds a tool event and a span per step,
-#: which made the harness cost 2.7 times a bare generate loop (README,
-#: Performance). The env's answer is still the ``ChatMessageTool`` in the
-#: sample's messages, and the call itself is in each model event's output.
+#: Inspect's ``execute_tools``: that logs a tool event and two span events
+#: per step, the largest part of the harness's own cost (README, Performance).
+#: The env's answer is still the ``ChatMessageTool`` in the sample's messages,
+#: and the call itself is in each model event's output.
 MOVE_TOOL = ToolInfo(
     name="move",
     description=prompts.MOVE_TOOL_DESCRIPTION,
