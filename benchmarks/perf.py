@@ -893,7 +893,8 @@ def render_report(res: dict[str, Any]) -> str:
     out.append(
         f"| harness overhead ratio, text (navigate / bare Inspect loop, {t['generate_calls']} calls) "
         f"| {t['ratio']:.2f} ({t['navigate_ms_per_call']:.1f} vs {t['bare_ms_per_call']:.1f} ms/call) "
-        f"| <= {TARGET_RATIO} | {yes(t['ratio'] <= TARGET_RATIO)} |"
+        f"| <= {TARGET_RATIO} | {yes(t['ratio'] <= TARGET_RATIO)}"
+        f"{' (quick run: too short to judge; run without --quick)' if res['quick'] else ''} |"
     )
     if "image" in ov:
         i = ov["image"]
