@@ -300,7 +300,7 @@ scripted_provider.audit_reply = POLICY.wrap(scripted_provider.audit_reply)
 
 
 @solver
-def bare_generate_loop(system_chars: int, user_chars: int, images: list[str] | None) -> Solver:
+def bare_generate_loop(system_chars: int, user_chars: int, images: tuple[str, ...] | None) -> Solver:
     """The baseline: ``metadata['calls']`` generate calls and nothing else.
 
     Like any real loop (and like navigate), it sends one system message per
@@ -350,7 +350,9 @@ def bare_task(calls: list[int], system_chars: int, user_chars: int, images: list
     ]
     return Task(
         dataset=MemoryDataset(samples, name="bare"),
-        solver=bare_generate_loop(system_chars, user_chars, images),
+        # A tuple, which Inspect logs as "tuple": a list of data URIs would be
+        # written into the log header, a cost navigate does not pay.
+        solver=bare_generate_loop(system_chars, user_chars, tuple(images) if images else None),
         name="bare_loop",
     )
 

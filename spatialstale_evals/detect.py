@@ -16,7 +16,6 @@ from spatialstale_evals.harness.samples import (
     InstanceSet,
     check_choice,
     check_positive_int,
-    instance_samples,
 )
 
 TASK_VERSION = "1-A"
@@ -57,7 +56,7 @@ def detect(
     instances = InstanceSet.load(dataset, regime)
     params = {"modality": modality, "batch_size": batch_size, "output": output, "threshold": float(threshold)}
     return Task(
-        dataset=instance_samples(list(instances.by_id.values()), "detect", **params),
+        dataset=instances.samples("detect", **params),
         solver=audit_windows(instances, modality, batch_size, output, float(threshold)),
         scorer=detection_scorer(),
         version=TASK_VERSION,

@@ -15,7 +15,6 @@ from spatialstale_evals.harness.samples import (
     InstanceSet,
     check_choice,
     check_positive_int,
-    instance_samples,
 )
 
 TASK_VERSION = "1-A"
@@ -72,7 +71,7 @@ def navigate(
         "history": history,
     }
     return Task(
-        dataset=instance_samples(list(instances.by_id.values()), "navigate", **params),
+        dataset=instances.samples("navigate", **params),
         solver=navigation_loop(instances, STRATEGIES[strategy], modality, batch_size, params["max_steps"], history),
         scorer=navigation_scorer(),
         epochs=epochs,

@@ -690,3 +690,29 @@ def test_paper_values_sit_beside_matching_models_only(scripted: Path, tmp_path: 
     assert (gpt["paper_success"], gpt["paper_death"]) == (14.4, 74.4)
     mem = _row(nav, model=MEMORY)
     assert math.isnan(mem["paper_success"]) and math.isnan(mem["paper_death"])
+
+
+def test_samples_stopped_by_a_limit_are_scored_and_reported(tmp_path: Path) -> None:
+    """A ``--token-limit`` stops samples mid-way: Inspect still scores them, so
+    the solvers leave their records (and the instance) in the store even then,
+    the episode's outcome is ``limit``, and the report reads such logs."""
+    log_dir = tmp_path / "logs"
+    nav, det = inspect_eval(
+        [navigate(regime="L2", strategy="omcd", epochs=1), detect(regime="L3")],
+        model=MEMORY,
+        log_dir=str(log_dir),
+        display="none",
+        limit=3,
+        token_limit=8000,
+    )
+    for log in (nav, det):
+        assert log.status == "success"
+        assert all(s.limit is not None and s.limit.type == "token" for s in log.samples)
+        assert all(s.store[INSTANCE_KEY]["id"] == s.id for s in log.samples)
+    for s in nav.samples:
+        score = s.scores["navigation_scorer"]
+        assert score.metadata["outcome"] == "limit" and score.value["limit"] == 1
+        assert score.value["success"] + score.value["death"] + score.value["timeout"] == 0
+    assert all(s.scores["detection_scorer"].value["windows"] < 2 for s in det.samples)
+    report = build_report(log_dir, tmp_path / "report")
+    assert (tmp_path / "report" / "REPORT.md").exists() and report.tables

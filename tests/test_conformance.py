@@ -303,12 +303,6 @@ def test_changelog_parser_reads_only_dated_entries_of_its_section() -> None:
     assert changelog_versions(text) == ["2-A"]
 
 
-if __name__ == "__main__":
-    changed = rewrite_readme()
-    print(f"{README}: Parameters block {'rewritten' if changed else 'already up to date'}")
-    sys.exit(0)
-
-
 # -- inspect-evals-lint ----------------------------------------------------------
 
 
@@ -330,7 +324,10 @@ def test_inspect_evals_lint_passes() -> None:
         text=True,
         timeout=300,
     )
-    report = json.loads(result.stdout)
+    try:
+        report = json.loads(result.stdout)
+    except json.JSONDecodeError:
+        pytest.fail(f"inspect-evals-lint gave no JSON report (exit {result.returncode}):\n{result.stderr}")
     findings = [
         f"{d['code']} {d.get('file', '')}: {d['message']}"
         for package in report["packages"]
@@ -340,3 +337,9 @@ def test_inspect_evals_lint_passes() -> None:
     assert report["passed"] and result.returncode == 0, "\n".join(findings) or result.stderr
     assert not findings, "\n".join(findings)
     assert {p["name"] for p in report["packages"]} == {PACKAGE}
+
+
+if __name__ == "__main__":
+    changed = rewrite_readme()
+    print(f"{README}: Parameters block {'rewritten' if changed else 'already up to date'}")
+    sys.exit(0)

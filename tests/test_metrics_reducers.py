@@ -196,11 +196,6 @@ NAVIGATION_EPOCHS = [
 ]
 
 
-def _stderr(xs: list[float]) -> float:
-    mu = sum(xs) / len(xs)
-    return math.sqrt(sum((x - mu) ** 2 for x in xs) / (len(xs) - 1) / len(xs))
-
-
 # After the mean reducer each instance carries its outcome fractions:
 # success 2/3, 2/3, 0; death 1/3, 0, 2/3; timeout 0, 1/3, 1/3.
 NAVIGATION_EXPECTED = {
@@ -276,13 +271,6 @@ def test_detection_metric_under_mean_of_disagreeing_epochs(detection_mean, name)
 @pytest.mark.parametrize("name", list(NAVIGATION_EXPECTED))
 def test_navigation_metric_under_mean_of_disagreeing_epochs(navigation_mean, name):
     assert navigation_mean[name] == pytest.approx(NAVIGATION_EXPECTED[name])
-
-
-def test_stderr_expectations_are_over_instances():
-    """The hand-worked stderrs above, recomputed from the outcome fractions."""
-    assert _stderr([2 / 3, 2 / 3, 0]) == pytest.approx(NAVIGATION_EXPECTED["success_stderr"])
-    assert _stderr([1 / 3, 0, 2 / 3]) == pytest.approx(NAVIGATION_EXPECTED["death_stderr"])
-    assert _stderr([0, 1 / 3, 1 / 3]) == pytest.approx(NAVIGATION_EXPECTED["timeout_stderr"])
 
 
 def test_mean_reducer_leaves_pooled_metrics_as_if_every_epoch_were_a_sample(detection_mean, navigation_mean):

@@ -52,9 +52,12 @@ DEFAULT_ARGS: dict[str, dict[str, Any]] = {
 #: are more episodes of the same thing).
 IGNORED_ARGS = ("epochs",)
 
-#: Sample fields not needed for the analysis (and by far the largest). The
-#: store is read: it holds the instance (``harness.samples.INSTANCE_KEY``).
-EXCLUDE_FIELDS = {"messages", "events", "attachments"}
+#: Sample fields not needed for the analysis (and by far the largest). A
+#: detect log's store is read: it holds the instance (``INSTANCE_KEY``).
+EXCLUDE_FIELDS = {
+    "detect": {"messages", "events", "attachments"},
+    "navigate": {"messages", "events", "attachments", "store"},
+}
 
 DETECT_COUNTS = (*CONFUSION_KEYS, "entries", "parse_failures", "calls", "windows")
 NAVIGATE_VALUES = (
@@ -271,7 +274,8 @@ def _sample_columns(family: str) -> list[SampleColumn]:
 def instance_json(sample: Any) -> str:
     """The sample's instance as JSON text: from the store (where the solvers
     log it), or from the metadata in logs written before that."""
-    return json.dumps(sample.store.get(INSTANCE_KEY) or sample.metadata.get("instance"))
+    value = sample.store.get(INSTANCE_KEY) or sample.metadata.get("instance")
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def read_samples(path: str, family: str) -> pd.DataFrame:
@@ -279,7 +283,7 @@ def read_samples(path: str, family: str) -> pd.DataFrame:
     with warnings.catch_warnings():
         # inspect_ai's own use of a pandas keyword that pandas 3 deprecates
         warnings.filterwarnings("ignore", message="The inplace keyword")
-        df = samples_df(path, columns=_sample_columns(family), quiet=True, exclude_fields=EXCLUDE_FIELDS)
+        df = samples_df(path, columns=_sample_columns(family), quiet=True, exclude_fields=EXCLUDE_FIELDS[family])
     return df.astype(object).where(df.notna(), None)
 
 

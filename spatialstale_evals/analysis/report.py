@@ -15,7 +15,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -391,7 +391,7 @@ def render_markdown(
     lines = [
         "# SpatialSTALE report",
         "",
-        f"Logs: `{log_dir}`; generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}. "
+        f"Logs: `{log_dir}`; generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}. "
         f"{used} log(s) counted, {len(logset.evals) - used} superseded, {len(logset.skipped)} skipped; "
         f"{len(logset.detect)} detect sample(s), {len(logset.navigate)} navigate episode(s).",
         "",

@@ -12,7 +12,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from spatialstale_evals.harness import metrics
 from spatialstale_evals.harness.audit import audit_entries
-from spatialstale_evals.harness.samples import InstanceSet, record_episode, record_instance
+from spatialstale_evals.harness.samples import InstanceSet, record_instance
 from spatialstale_evals.world.memory import SAFE, MemoryEntry
 
 CONFUSION_KEYS = (
@@ -73,35 +73,38 @@ def audit_windows(instances: InstanceSet, modality: str, batch_size: int, output
     L3 event) and keep the verdicts for the scorer."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        record_episode(state)
-        instance = instances.of(state)
+        instance = instances.begin(state)
         model = get_model()
-        records = []
-        for window, (step, grid) in zip(state.metadata["windows"], instance.detection_windows()):
-            result = await audit_entries(
-                model,
-                grid,
-                (0, 0),
-                instance.memory,
-                modality=modality,
-                batch_size=batch_size,
-                output=output,
-                threshold=threshold,
-                label=f"audit step {step}",
-            )
-            records.append(
-                {
-                    "step": step,
-                    "flagged": sorted(result.flagged),
-                    "judgements": [j.to_json() for j in result.judgements.values()],
-                    **confusion(instance.memory, result.flagged, window["thaw"], window["freeze"]),
-                    "entries": len(instance.memory),
-                    "calls": result.calls,
-                    **{k: result.counts.get(k, 0) for k in PARSE_KEYS},
-                }
-            )
-        state.store.set("detect_windows", records)
-        record_instance(state, instance)
+        records: list[dict[str, Any]] = []
+        try:
+            for window, (step, grid) in zip(state.metadata["windows"], instance.detection_windows()):
+                result = await audit_entries(
+                    model,
+                    grid,
+                    (0, 0),
+                    instance.memory,
+                    modality=modality,
+                    batch_size=batch_size,
+                    output=output,
+                    threshold=threshold,
+                    label=f"audit step {step}",
+                )
+                records.append(
+                    {
+                        "step": step,
+                        "flagged": sorted(result.flagged),
+                        "judgements": [j.to_json() for j in result.judgements.values()],
+                        **confusion(instance.memory, result.flagged, window["thaw"], window["freeze"]),
+                        "entries": len(instance.memory),
+                        "calls": result.calls,
+                        **{k: result.counts.get(k, 0) for k in PARSE_KEYS},
+                    }
+                )
+        finally:
+            # Also when an Inspect limit (tokens, time, messages) stops the
+            # audit: Inspect still scores the sample, on the windows finished.
+            state.store.set("detect_windows", records)
+            record_instance(state, instance)
         state.output.completion = f"{sum(len(r['flagged']) for r in records)} flags over {len(records)} window(s)"
         return state
 

@@ -33,7 +33,7 @@ from spatialstale_evals.harness.audit import audit_entries
 from spatialstale_evals.harness.detection import confusion
 from spatialstale_evals.harness.observe import observation_parts, user_message
 from spatialstale_evals.harness.parsing import parse_move
-from spatialstale_evals.harness.samples import InstanceSet, record_episode, record_instance
+from spatialstale_evals.harness.samples import InstanceSet, record_instance
 from spatialstale_evals.world.env import DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import ACTIONS, Cell, Grid, goal_of
 from spatialstale_evals.world.instance import Instance
@@ -239,88 +239,97 @@ def navigation_loop(
     for one ``move`` per step until success, death or the step budget."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        record_episode(state)
-        instance = instances.of(state)
+        instance = instances.begin(state)
         navigator = get_model()
         auditor = get_model(role="auditor", default=navigator)
         env = DynamicFrozenLakeEnv(instance, max_steps=max_steps)
         env.reset()
         episode = Episode(env=env, view=list(instance.memory))
         episode.trajectory.append(list(env.agent))
-        windows = {step for step, _ in instance.detection_windows()}
-        if strategy.judge != "none" and (strategy.audit_at_start or 0 in windows):
-            await rebuild_view(episode, strategy, instance, auditor, modality, batch_size, "start")
-        if not strategy.shows_memory:
-            episode.view = []
-        system = ChatMessageSystem(content=prompts.NAVIGATE_SYSTEM)
-        state.messages = [system]
-        turns: list[list[ChatMessage]] = []
-        config = GenerateConfig(parallel_tool_calls=False)
-        while env.outcome is None:
-            user = step_message(episode, modality, strategy)
-            output = await navigator.generate(
-                model_input(system, turns, user, history), tools=[MOVE_TOOL], tool_choice="auto", config=config
-            )
-            episode.nav_tokens += output.usage.total_tokens if output.usage else 0
-            reply = output.message
-            choice = parse_move(reply.tool_calls)
-            episode.extra_calls += choice.extra_calls
-            calls = list(reply.tool_calls or [])
-            tool_messages: list[ChatMessage]
-            if choice.direction is not None:
-                # The first call only, with the direction as parsed (" up " is accepted).
-                result = episode.step(choice.direction)
-                tool_messages = [ChatMessageTool(content=result, tool_call_id=calls[0].id, function="move")]
-            else:
-                direction = greedy_direction(env.agent, goal_of(episode.grid))
-                result = f"No valid move call ({choice.problem}); fallback moved {direction}. "
-                result += episode.step(direction)
-                episode.fallbacks.append(
-                    {
-                        "step": env.steps,
-                        "problem": choice.problem,
-                        "direction": direction,
-                        "reply": reply.text[:2000],
-                        "tool_calls": [{"function": c.function, "arguments": c.arguments} for c in calls],
-                    }
+        try:
+            windows = {step for step, _ in instance.detection_windows()}
+            if strategy.judge != "none" and (strategy.audit_at_start or 0 in windows):
+                await rebuild_view(episode, strategy, instance, auditor, modality, batch_size, "start")
+            if not strategy.shows_memory:
+                episode.view = []
+            system = ChatMessageSystem(content=prompts.NAVIGATE_SYSTEM)
+            state.messages = [system]
+            turns: list[list[ChatMessage]] = []
+            config = GenerateConfig(parallel_tool_calls=False)
+            while env.outcome is None:
+                user = step_message(episode, modality, strategy)
+                output = await navigator.generate(
+                    model_input(system, turns, user, history), tools=[MOVE_TOOL], tool_choice="auto", config=config
                 )
-                transcript().info({"fallback": choice.problem, "direction": direction}, source="navigation")
-                tool_messages = (
-                    [ChatMessageTool(content=result, tool_call_id=calls[0].id, function=calls[0].function)]
-                    if calls
-                    else [ChatMessageUser(content=result)]
-                )
-            # Answer every other call too, so kept turns (history > 0) stay a
-            # valid conversation for any provider.
-            tool_messages += [
-                ChatMessageTool(content="Ignored: one move per turn.", tool_call_id=c.id, function=c.function)
-                for c in calls[1:]
-            ]
-            turn = [user, reply, *tool_messages]
-            state.messages.extend(turn)
-            turns.append(turn)
-            if episode.last_fired:
-                transcript().info({"events": episode.last_fired}, source="world")
-                if strategy.refresh_on_event and env.outcome is None:
-                    await rebuild_view(
-                        episode,
-                        strategy,
-                        instance,
-                        auditor,
-                        modality,
-                        batch_size,
-                        f"event at step {env.steps}",
+                episode.nav_tokens += output.usage.total_tokens if output.usage else 0
+                reply = output.message
+                choice = parse_move(reply.tool_calls)
+                episode.extra_calls += choice.extra_calls
+                calls = list(reply.tool_calls or [])
+                tool_messages: list[ChatMessage]
+                if choice.direction is not None:
+                    # The first call only, with the direction as parsed (" up " is accepted).
+                    result = episode.step(choice.direction)
+                    tool_messages = [ChatMessageTool(content=result, tool_call_id=calls[0].id, function="move")]
+                else:
+                    direction = greedy_direction(env.agent, goal_of(episode.grid))
+                    result = f"No valid move call ({choice.problem}); fallback moved {direction}. "
+                    result += episode.step(direction)
+                    episode.fallbacks.append(
+                        {
+                            "step": env.steps,
+                            "problem": choice.problem,
+                            "direction": direction,
+                            "reply": reply.text[:2000],
+                            "tool_calls": [{"function": c.function, "arguments": c.arguments} for c in calls],
+                        }
                     )
-        state.store.set("episode", episode_record(episode, instance))
-        record_instance(state, instance)
-        state.output.completion = f"{env.outcome} after {env.steps} steps"
+                    transcript().info({"fallback": choice.problem, "direction": direction}, source="navigation")
+                    tool_messages = (
+                        [ChatMessageTool(content=result, tool_call_id=calls[0].id, function=calls[0].function)]
+                        if calls
+                        else [ChatMessageUser(content=result)]
+                    )
+                # Answer every other call too, so kept turns (history > 0) stay a
+                # valid conversation for any provider.
+                tool_messages += [
+                    ChatMessageTool(content="Ignored: one move per turn.", tool_call_id=c.id, function=c.function)
+                    for c in calls[1:]
+                ]
+                turn = [user, reply, *tool_messages]
+                state.messages.extend(turn)
+                turns.append(turn)
+                if episode.last_fired:
+                    transcript().info({"events": episode.last_fired}, source="world")
+                    if strategy.refresh_on_event and env.outcome is None:
+                        await rebuild_view(
+                            episode,
+                            strategy,
+                            instance,
+                            auditor,
+                            modality,
+                            batch_size,
+                            f"event at step {env.steps}",
+                        )
+        finally:
+            # Also when an Inspect limit (tokens, time, messages) stops the
+            # episode: Inspect still scores the sample (outcome "limit").
+            state.store.set("episode", episode_record(episode, instance))
+            record_instance(state, instance)
+        state.output.completion = f"{env.outcome or LIMIT} after {env.steps} steps"
         return state
 
     return solve
 
 
+#: The outcome of an episode that an Inspect limit (``--token-limit``,
+#: ``--time-limit``, ``--message-limit``) stopped first: neither success, death
+#: nor timeout, and counted apart (score value ``limit``).
+LIMIT = "limit"
+
+
 def episode_record(episode: Episode, instance: Instance) -> dict[str, Any]:
-    outcome, steps = episode.env.outcome, episode.env.steps
+    outcome, steps = episode.env.outcome or LIMIT, episode.env.steps
     death_on_stale = death_on_stale_shown = False
     death_entry = None
     if episode.death_cell is not None:
@@ -375,6 +384,7 @@ def navigation_scorer():
             "reward": rec["reward"],
             "steps": steps,
             **{f"steps_if_{k}": steps * v for k, v in flags.items()},
+            LIMIT: int(outcome == LIMIT),
             "fallbacks": len(rec["fallbacks"]),
             "extra_calls": rec["extra_calls"],
             "death_on_stale": int(rec["death_on_stale"]),

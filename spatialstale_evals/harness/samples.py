@@ -35,7 +35,7 @@ def load_instances(dataset: str | Path | None, regime: str) -> list[Instance]:
     return world_dataset.load(dataset, regime)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class InstanceSet:
     """The instances a task runs on, handed to its solver by id.
 
@@ -43,8 +43,8 @@ class InstanceSet:
     walks and re-serialises sample metadata several times per sample, and the
     instance (9 KB on 8x8) made that the largest part of the harness's own
     cost (README, Performance). Inspect logs a solver argument like this one
-    by its ``name``. The instance itself is logged once, in the sample's store
-    (``INSTANCE_KEY``), when the solver is done with it.
+    by its ``name``. The instance itself is logged once per sample, in the
+    sample's store (``INSTANCE_KEY``), when the solver stops.
     """
 
     name: str
@@ -56,7 +56,12 @@ class InstanceSet:
         folder = Path(dataset).name if dataset is not None else world_dataset.DATASET_VERSION
         return cls(f"{folder}/{regime}", {inst.id: inst for inst in instances})
 
-    def of(self, state: TaskState) -> Instance:
+    def samples(self, task: str, **params: Any) -> MemoryDataset:
+        return instance_samples(list(self.by_id.values()), task, **params)
+
+    def begin(self, state: TaskState) -> Instance:
+        """The sample's instance; also records which episode is running (``EPISODE_KEY``)."""
+        state.store.set(EPISODE_KEY, [state.sample_id, state.epoch])
         return self.by_id[str(state.metadata["instance_id"])]
 
 
@@ -104,10 +109,6 @@ EPISODE_KEY = "spatialstale:episode"
 
 #: Store key of the sample's instance (``Instance.to_json()``), set by the solver.
 INSTANCE_KEY = "instance"
-
-
-def record_episode(state: TaskState) -> None:
-    state.store.set(EPISODE_KEY, [state.sample_id, state.epoch])
 
 
 def record_instance(state: TaskState, instance: Instance) -> None:

@@ -1,6 +1,8 @@
 """The SpatialSTALE world: grids, change regimes, memory, observations, the env.
 
-Imports nothing from Inspect; the Inspect layer and the analysis build on it.
+Its modules import nothing from Inspect; the Inspect layer and the analysis
+build on it. (Importing it still runs ``spatialstale_evals/__init__.py``, which
+exports the two tasks and so loads Inspect.)
 """
 
 from spatialstale_evals.world.env import ENV_ID, DynamicFrozenLakeEnv, register_env

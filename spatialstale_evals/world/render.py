@@ -3,7 +3,8 @@
 Cells are always 48 px, so an 8x8 grid is the paper's 384x384 image and larger
 grids grow (768 px at 16x16, 1536 px at 32x32) instead of shrinking their
 coordinate labels below legibility. Labels use Pillow's built-in bitmap font,
-which is the same on every machine, so a grid always renders to the same bytes.
+which is the same on every machine, so a grid always renders to the same pixels
+(the PNG bytes depend on the zlib build Pillow uses).
 """
 
 from __future__ import annotations
