@@ -35,8 +35,8 @@ from inspect_ai.solver import TaskState
 from pytest_inspect_evals.metrics import assert_agreeing_epochs_change_nothing, run_metrics
 
 from spatialstale_evals.harness import metrics
-from spatialstale_evals.harness.detection import detection_scorer
-from spatialstale_evals.harness.navigation import navigation_scorer
+from spatialstale_evals.harness.detection import DETECTION_METRICS, detection_scorer
+from spatialstale_evals.harness.navigation import NAVIGATION_METRICS, navigation_scorer
 
 METRICS_FILE = Path(metrics.__file__)
 
@@ -60,18 +60,6 @@ def _score(scorer: Any, store: dict[str, Any]) -> Score:
 
 
 # -- detection -------------------------------------------------------------------
-
-DETECTION_METRICS = [
-    metrics.precision(),
-    metrics.recall(),
-    metrics.f1(),
-    metrics.f1_mean(),
-    metrics.thaw_recall(),
-    metrics.freeze_recall(),
-    metrics.flag_rate_valid_safe(),
-    metrics.flag_rate_stale_thaw(),
-    metrics.parse_failure_rate(),
-]
 
 
 def window(
@@ -149,20 +137,6 @@ DETECTION_EXPECTED = {
 
 
 # -- navigation ------------------------------------------------------------------
-
-NAVIGATION_METRICS = [
-    metrics.success_rate(),
-    metrics.success_stderr(),
-    metrics.death_rate(),
-    metrics.death_stderr(),
-    metrics.timeout_rate(),
-    metrics.timeout_stderr(),
-    metrics.steps_success(),
-    metrics.steps_death(),
-    metrics.steps_timeout(),
-    metrics.death_on_stale_rate(),
-    metrics.fallback_rate(),
-]
 
 
 def episode(outcome: str, steps: int, fallbacks: int = 0, death_on_stale: bool = False) -> Score:

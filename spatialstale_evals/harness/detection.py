@@ -111,19 +111,21 @@ def audit_windows(instances: InstanceSet, modality: str, batch_size: int, output
     return solve
 
 
-@scorer(
-    metrics=[
-        metrics.precision(),
-        metrics.recall(),
-        metrics.f1(),
-        metrics.f1_mean(),
-        metrics.thaw_recall(),
-        metrics.freeze_recall(),
-        metrics.flag_rate_valid_safe(),
-        metrics.flag_rate_stale_thaw(),
-        metrics.parse_failure_rate(),
-    ]
-)
+#: The task metrics, in the order the log shows them.
+DETECTION_METRICS = [
+    metrics.precision(),
+    metrics.recall(),
+    metrics.f1(),
+    metrics.f1_mean(),
+    metrics.thaw_recall(),
+    metrics.freeze_recall(),
+    metrics.flag_rate_valid_safe(),
+    metrics.flag_rate_stale_thaw(),
+    metrics.parse_failure_rate(),
+]
+
+
+@scorer(metrics=DETECTION_METRICS)
 def detection_scorer():
     """Entry-level TP/FP/FN/TN pooled over the sample's windows."""
 

@@ -357,21 +357,23 @@ def episode_record(episode: Episode, instance: Instance) -> dict[str, Any]:
     }
 
 
-@scorer(
-    metrics=[
-        metrics.success_rate(),
-        metrics.success_stderr(),
-        metrics.death_rate(),
-        metrics.death_stderr(),
-        metrics.timeout_rate(),
-        metrics.timeout_stderr(),
-        metrics.steps_success(),
-        metrics.steps_death(),
-        metrics.steps_timeout(),
-        metrics.death_on_stale_rate(),
-        metrics.fallback_rate(),
-    ]
-)
+#: The task metrics, in the order the log shows them.
+NAVIGATION_METRICS = [
+    metrics.success_rate(),
+    metrics.success_stderr(),
+    metrics.death_rate(),
+    metrics.death_stderr(),
+    metrics.timeout_rate(),
+    metrics.timeout_stderr(),
+    metrics.steps_success(),
+    metrics.steps_death(),
+    metrics.steps_timeout(),
+    metrics.death_on_stale_rate(),
+    metrics.fallback_rate(),
+]
+
+
+@scorer(metrics=NAVIGATION_METRICS)
 def navigation_scorer():
     """Outcome of one episode, with what is needed to trace a death to its entry."""
 
