@@ -1,0 +1,152 @@
+"""Fingerprints of scripted runs: what every model call was sent, what every
+sample recorded, how it was scored.
+
+``tests/fixtures/fingerprints.json`` was written by this module (``python
+tests/_fingerprint.py``) on the code *before* the registries refactor (issue
+11); ``tests/test_determinism.py`` runs the same configurations on the current
+code and compares. Only public task functions and Inspect's own API are used,
+so the same file works on both sides of the change.
+
+Images are hashed by their decoded pixels, not their PNG bytes (which depend
+on the zlib build Pillow uses), so the fixture is the same on any machine.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+FIXTURE = Path(__file__).parent / "fixtures" / "fingerprints.json"
+LIMIT = 2
+REGIMES = ("L1", "L2", "L3")
+STRATEGIES = ("no_memory", "no_filter", "self_verify", "omcd", "oracle")
+#: Score keys whose meaning issue 11 changed on purpose (S and G entries leave
+#: the valid-SAFE control): compared apart, against an independent count.
+CHANGED_KEYS = ("valid_safe", "valid_safe_flagged")
+
+
+def configurations() -> list[tuple[str, str, dict[str, Any]]]:
+    """(name, model, task arguments) of every fingerprinted run: every task,
+    regime and strategy, with each scripted agent where it behaves differently."""
+    runs: list[tuple[str, str, dict[str, Any]]] = []
+    for regime in REGIMES:
+        for modality in ("text", "image"):
+            for agent in ("observer", "random"):
+                runs.append(("detect", agent, {"regime": regime, "modality": modality}))
+        runs.append(("detect", "observer", {"regime": regime, "output": "continuous"}))
+        runs.append(("detect", "random", {"regime": regime, "batch_size": 64}))
+        for strategy in STRATEGIES:
+            for agent in ("observer", "memory", "random"):
+                runs.append(("navigate", agent, {"regime": regime, "strategy": strategy, "epochs": 1}))
+            runs.append(("navigate", "memory", {"regime": regime, "strategy": strategy, "modality": "image", "epochs": 1}))
+    runs.append(("navigate", "random", {"regime": "L3", "strategy": "omcd", "epochs": 2, "history": 2}))
+    runs.append(("navigate", "memory", {"regime": "L2", "strategy": "no_filter", "max_steps": 6, "epochs": 1}))
+    return runs
+
+
+def key(family: str, model: str, args: dict[str, Any]) -> str:
+    return f"{family} {model} " + " ".join(f"{k}={v}" for k, v in sorted(args.items()))
+
+
+def _pixels(uri: str) -> str:
+    img = Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
+    return f"image:{img.mode}:{img.size}:{hashlib.sha256(img.tobytes()).hexdigest()}"
+
+
+def _normalise(value: Any) -> Any:
+    """JSON with image data URIs replaced by a hash of their pixels."""
+    if isinstance(value, dict):
+        return {k: _normalise(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normalise(v) for v in value]
+    if isinstance(value, str) and value.startswith("data:image/"):
+        return _pixels(value)
+    return value
+
+
+def _drop(value: Any, keys: tuple[str, ...]) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [_drop(v, keys) for v in value]
+    return value
+
+
+def digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(_normalise(value), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def fingerprint(log: Any) -> dict[str, Any]:
+    """Per (sample, epoch): hashes of each model call's input and tools, of the
+    sample's messages, metadata and score metadata; the score values in full."""
+    from inspect_ai.log import resolve_sample_attachments
+
+    out: dict[str, Any] = {}
+    for sample in log.samples or []:
+        s = resolve_sample_attachments(sample, "full")
+        calls = [
+            digest(
+                {
+                    "input": [m.model_dump(mode="json", exclude={"id"}) for m in e.input],
+                    "tools": [t.model_dump(mode="json") for t in e.tools],
+                }
+            )
+            for e in s.events
+            if e.event == "model"
+        ]
+        (score,) = (s.scores or {}).values()
+        out[f"{s.id}/{s.epoch}"] = {
+            "calls": calls,
+            "messages": digest([m.model_dump(mode="json", exclude={"id"}) for m in s.messages]),
+            "metadata": digest(s.metadata),
+            "value": score.value,
+            "answer": score.answer,
+            "explanation": score.explanation,
+            "score_metadata": digest(_drop(score.metadata, CHANGED_KEYS)),
+            "flagged": [w["flagged"] for w in (score.metadata or {}).get("windows", [])],
+        }
+    return out
+
+
+def run_all(log_dir: str | Path) -> dict[str, Any]:
+    from inspect_ai import eval as inspect_eval
+
+    from spatialstale_evals.detect import detect
+    from spatialstale_evals.navigate import navigate
+
+    factories = {"detect": detect, "navigate": navigate}
+    results: dict[str, Any] = {}
+    for agent in ("observer", "memory", "random"):
+        runs = [(f, m, a) for f, m, a in configurations() if m == agent]
+        tasks = [factories[f](**a) for f, _, a in runs]
+        logs = inspect_eval(
+            tasks,
+            model=f"spatialstale/{agent}",
+            model_args={"seed": 3} if agent == "random" else {},
+            log_dir=str(Path(log_dir) / agent),
+            limit=LIMIT,
+            display="none",
+            max_tasks=8,
+        )
+        for (family, model, args), log in zip(runs, logs):
+            assert log.status == "success", (family, model, args, log.error)
+            metrics = {n: m.value for s in log.results.scores for n, m in s.metrics.items()}
+            results[key(family, model, args)] = {"samples": fingerprint(log), "metrics": metrics}
+    return results
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        data = run_all(tmp)
+    FIXTURE.parent.mkdir(exist_ok=True)
+    FIXTURE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {FIXTURE}: {len(data)} runs", file=sys.stderr)
