@@ -10,6 +10,7 @@ from pathlib import Path
 from spatialstale_evals import local_model, quickstart
 from spatialstale_evals.analysis.cli import add_subcommands as add_analysis_subcommands
 from spatialstale_evals.local_model import LocalModelError
+from spatialstale_evals.runs.cli import add_matrix_subcommand
 from spatialstale_evals.world import dataset, stats
 from spatialstale_evals.world.grid import GridError
 from spatialstale_evals.world.regimes import RegimeError
@@ -98,8 +99,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     ds = sub.add_parser("datasets", help="generate, verify and describe benchmark datasets")
     ds_sub = ds.add_subparsers(dest="action", required=True)
-    gen = ds_sub.add_parser("generate", help="write a dataset folder (the canonical set by default)")
-    gen.add_argument("--out", type=Path, default=dataset.CANONICAL_DIR)
+    gen = ds_sub.add_parser(
+        "generate",
+        help="write a dataset folder (by default the canonical set's parameters)",
+        description=(
+            "Write a dataset folder: one JSONL file per regime and its MANIFEST.json. With the default "
+            "parameters it is a byte-for-byte copy of the canonical set (which ships inside the package, "
+            f"spatialstale_evals/data/{dataset.DATASET_VERSION}, and is never written by this command)."
+        ),
+    )
+    gen.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write (created if missing)")
     gen.add_argument("--master-seed", type=int, default=dataset.MASTER_SEED)
     gen.add_argument("--count", type=int, default=dataset.DEFAULT_COUNT, help="instances per regime")
     gen.add_argument("--size", type=_size, default=(8, 8), help="grid size HxW (default 8x8)")
@@ -133,13 +142,17 @@ def build_parser() -> argparse.ArgumentParser:
     qs.set_defaults(func=_quickstart)
 
     add_analysis_subcommands(sub)
+    add_matrix_subcommand(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "passthrough", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        return args.func(args)
+        return args.func(args, extra) if getattr(args, "passthrough", False) else args.func(args)
     except (dataset.DatasetError, GridError, RegimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

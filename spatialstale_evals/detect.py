@@ -7,34 +7,37 @@ current observation contradicts?
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 
-from spatialstale_evals.harness.audit import OUTPUTS
+from spatialstale_evals.harness.audit import REQUESTS, AuditOutput
 from spatialstale_evals.harness.detection import audit_windows, detection_scorer
-from spatialstale_evals.harness.observe import MODALITIES
-from spatialstale_evals.harness.samples import (
-    InstanceSet,
-    check_choice,
-    check_positive_int,
-)
+from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
+from spatialstale_evals.harness.params import check_choice, check_positive_int, check_unit_interval, reject_unknown
+from spatialstale_evals.harness.samples import InstanceSet
+from spatialstale_evals.metadata import task_version
+from spatialstale_evals.world.regimes import RegimeName
 
-TASK_VERSION = "1-A"
+TASK_VERSION = task_version()
 
 
 @task
 def detect(
-    regime: str = "L1",
-    modality: str = "text",
+    regime: RegimeName = "L1",
+    modality: Modality = "text",
     batch_size: int = 10,
-    output: str = "binary",
+    output: AuditOutput = "binary",
     threshold: float = 0.7,
     dataset: str | None = None,
+    **unknown: Any,
 ) -> Task:
     """Staleness detection: audit every memory entry against the current grid.
 
     One sample per instance. L1/L2 have one detection window (after the
     pre-game changes); L3 has one per scheduled event, each a full audit of all
     entries against the cumulative grid, with counts pooled per sample.
+    A parameter this signature does not name is an error.
 
     Args:
         regime: Change regime: ``L1`` (scattered), ``L2`` (clustered) or ``L3`` (online).
@@ -46,18 +49,18 @@ def detect(
             ``continuous`` (a ``staleness`` score in [0, 1], flagged at ``threshold``).
         threshold: Flag threshold tau for ``continuous`` output (paper's best: 0.7).
         dataset: Dataset folder made by ``spatialstale datasets generate``;
-            default the canonical ``datasets/spatialstale-v1``.
+            default the canonical ``spatialstale-v1`` shipped in the package.
     """
-    check_choice("modality", modality, MODALITIES)
-    check_choice("output", output, OUTPUTS)
+    reject_unknown(detect, unknown)
+    check_choice("modality", modality, OBSERVATIONS)
+    check_choice("output", output, REQUESTS)
     check_positive_int("batch_size", batch_size)
-    if not isinstance(threshold, (int, float)) or not 0.0 <= float(threshold) <= 1.0:
-        raise ValueError(f"threshold must be a number in [0, 1]; got {threshold!r}")
+    threshold = check_unit_interval("threshold", threshold)
     instances = InstanceSet.load(dataset, regime)
-    params = {"modality": modality, "batch_size": batch_size, "output": output, "threshold": float(threshold)}
+    params = {"modality": modality, "batch_size": batch_size, "output": output, "threshold": threshold}
     return Task(
         dataset=instances.samples("detect", **params),
-        solver=audit_windows(instances, modality, batch_size, output, float(threshold)),
+        solver=audit_windows(instances, modality, batch_size, output, threshold),
         scorer=detection_scorer(),
         version=TASK_VERSION,
         metadata={"task_family": "detect", "regime": regime, **params},

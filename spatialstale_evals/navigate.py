@@ -7,35 +7,39 @@ audit of that memory before acting save it?
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 
-from spatialstale_evals.harness.navigation import STRATEGIES, navigation_loop, navigation_scorer
-from spatialstale_evals.harness.observe import MODALITIES
-from spatialstale_evals.harness.samples import (
-    InstanceSet,
-    check_choice,
-    check_positive_int,
-)
+from spatialstale_evals.harness.navigation import navigation_loop, navigation_scorer
+from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
+from spatialstale_evals.harness.params import check_choice, check_positive_int, reject_unknown
+from spatialstale_evals.harness.samples import InstanceSet
+from spatialstale_evals.harness.strategies import STRATEGIES, StrategyName
+from spatialstale_evals.metadata import task_version
+from spatialstale_evals.world.regimes import RegimeName
 
-TASK_VERSION = "1-A"
+TASK_VERSION = task_version()
 
 
 @task
 def navigate(
-    regime: str = "L2",
-    strategy: str = "omcd",
-    modality: str = "text",
+    regime: RegimeName = "L2",
+    strategy: StrategyName = "omcd",
+    modality: Modality = "text",
     batch_size: int = 10,
     dataset: str | None = None,
     max_steps: int | None = None,
     history: int = 0,
     epochs: int = 5,
+    **unknown: Any,
 ) -> Task:
     """Navigation under stale memory: reach the goal with raw, filtered or no memory.
 
     One sample per instance, ``epochs`` episodes each. Every decision is one
     ``move(direction)`` tool call; a reply without a valid call gets one greedy
-    step toward the goal (counted as a fallback).
+    step toward the goal (counted as a fallback). A parameter this signature
+    does not name is an error.
 
     Args:
         regime: Change regime: ``L1`` (scattered), ``L2`` (clustered, the paper's
@@ -48,14 +52,15 @@ def navigate(
         modality: How the grid is shown to navigator and auditor: ``text`` or ``image``.
         batch_size: Entries per audit call for ``omcd`` (the paper's B = 10).
         dataset: Dataset folder made by ``spatialstale datasets generate``;
-            default the canonical ``datasets/spatialstale-v1``.
+            default the canonical ``spatialstale-v1`` shipped in the package.
         max_steps: Step budget per episode; default the instance's (50 on 8x8).
         history: Earlier turns kept in each prompt. 0 (the paper's protocol) sends
             a fresh prompt per decision, so cost grows linearly with steps.
         epochs: Episodes per instance (the paper runs 5). ``--epochs`` overrides.
     """
-    check_choice("strategy", strategy, tuple(STRATEGIES))
-    check_choice("modality", modality, MODALITIES)
+    reject_unknown(navigate, unknown)
+    check_choice("strategy", strategy, STRATEGIES)
+    check_choice("modality", modality, OBSERVATIONS)
     check_positive_int("batch_size", batch_size)
     check_positive_int("history", history, allow_zero=True)
     check_positive_int("epochs", epochs)
@@ -72,7 +77,7 @@ def navigate(
     }
     return Task(
         dataset=instances.samples("navigate", **params),
-        solver=navigation_loop(instances, STRATEGIES[strategy], modality, batch_size, params["max_steps"], history),
+        solver=navigation_loop(instances, strategy, modality, batch_size, params["max_steps"], history),
         scorer=navigation_scorer(),
         epochs=epochs,
         version=TASK_VERSION,

@@ -45,7 +45,9 @@ def configurations() -> list[tuple[str, str, dict[str, Any]]]:
         for strategy in STRATEGIES:
             for agent in ("observer", "memory", "random"):
                 runs.append(("navigate", agent, {"regime": regime, "strategy": strategy, "epochs": 1}))
-            runs.append(("navigate", "memory", {"regime": regime, "strategy": strategy, "modality": "image", "epochs": 1}))
+            runs.append(
+                ("navigate", "memory", {"regime": regime, "strategy": strategy, "modality": "image", "epochs": 1})
+            )
     runs.append(("navigate", "random", {"regime": "L3", "strategy": "omcd", "epochs": 2, "history": 2}))
     runs.append(("navigate", "memory", {"regime": "L2", "strategy": "no_filter", "max_steps": 6, "epochs": 1}))
     return runs

@@ -11,7 +11,6 @@ analysis code.
 
 from __future__ import annotations
 
-import argparse
 import collections
 import math
 import os
@@ -36,13 +35,14 @@ from inspect_ai.log._samples import sample_active
 from inspect_ai.scorer import Score, match
 from inspect_ai.solver import generate
 
-from spatialstale_evals.analysis import cli, logs, matrix
+from spatialstale_evals import cli
+from spatialstale_evals.analysis import logs
 from spatialstale_evals.analysis.report import build_report
-from spatialstale_evals.analysis.stats import paired_wilcoxon
 from spatialstale_evals.detect import detect
 from spatialstale_evals.harness.provider import ScriptedAPI
 from spatialstale_evals.harness.samples import INSTANCE_KEY
 from spatialstale_evals.navigate import navigate
+from spatialstale_evals.runs import matrix
 from spatialstale_evals.world.grid import shortest_path
 
 SEEDS, EPOCHS = 6, 2
@@ -207,23 +207,36 @@ def _rank_biserial(x, y) -> float:
     return (ranks[d > 0].sum() - ranks[d < 0].sum()) / (len(d) * (len(d) + 1) / 2)
 
 
-def test_wilcoxon_equals_scipy(scripted: Path, report) -> None:
+def test_wilcoxon_equals_scipy_on_integer_differences(scripted: Path, report) -> None:
+    """The report's test equals scipy's signed-rank test (its automatic method)
+    on the seeds' integer differences of success counts, zeros dropped."""
     w = report.tables["wilcoxon"]
     x, y = _success_vectors(scripted, MEMORY, "L2", "no_filter", "omcd")
-    expected = scipy.stats.wilcoxon(x, y)
+    d = np.rint(EPOCHS * (np.asarray(x) - np.asarray(y))).astype(int)
+    expected = scipy.stats.wilcoxon(d[d != 0])
     row = _row(w, model=MEMORY, regime="L2", metric="success", a="no_filter", b="omcd")
     assert row["n_pairs"] == SEEDS
-    assert row["n_nonzero"] == sum(1 for a, b in zip(x, y) if a != b) > 0
+    assert row["n_nonzero"] == int(np.count_nonzero(d)) > 0
     assert row["statistic"] == pytest.approx(expected.statistic, **APPROX)
     assert row["pvalue"] == pytest.approx(expected.pvalue, **APPROX)
     assert row["rank_biserial"] == pytest.approx(_rank_biserial(x, y), **APPROX)
     assert row["diff_pp"] == pytest.approx(100 * (np.mean(x) - np.mean(y)), **APPROX)
-    # the function itself, on vectors with ties, zeros and both signs
-    rng = np.random.default_rng(3)
-    a, b = rng.integers(0, 6, 30) / 5, rng.integers(0, 6, 30) / 5
-    t, ref = paired_wilcoxon(a, b), scipy.stats.wilcoxon(a, b)
-    assert (t.statistic, t.pvalue) == pytest.approx((ref.statistic, ref.pvalue), **APPROX)
-    assert t.rank_biserial == pytest.approx(_rank_biserial(a, b), **APPROX)
+    # the Holm family: every pair and metric of the same (model, regime) cell
+    family = w[(w["model"] == MEMORY) & (w["regime"] == "L2")]
+    raw = family["pvalue"].to_numpy()
+    assert family["pvalue_holm"].to_numpy() == pytest.approx(_holm(raw), nan_ok=True)
+
+
+def _holm(p: np.ndarray) -> np.ndarray:
+    """Holm's adjustment from its definition: the i-th smallest of m defined
+    p-values becomes max over j <= i of min(1, (m - j + 1) p_(j))."""
+    out = np.full(len(p), np.nan)
+    defined = [i for i in range(len(p)) if not np.isnan(p[i])]
+    order = sorted(defined, key=lambda i: p[i])
+    m = len(order)
+    for k, i in enumerate(order):
+        out[i] = max(min(1.0, (m - j) * p[order[j]]) for j in range(k + 1))
+    return out
 
 
 def test_path_conditioned_recall_equals_samples(scripted: Path, report) -> None:
@@ -384,8 +397,8 @@ def test_synthetic_difference_is_detected_and_none_is_not(scripted: Path, tmp_pa
     assert row["n_pairs"] == 16 and row["n_nonzero"] == 16
     assert row["significant"] and row["pvalue"] < 0.001
     assert row["rank_biserial"] == -1.0
-    x = [0.5] * 2 + [0.0] * 14
-    assert row["pvalue"] == pytest.approx(scipy.stats.wilcoxon(x, [1.0] * 16).pvalue, **APPROX)
+    d = np.array([-1] * 2 + [-2] * 14)  # successes of the 2 epochs: no_filter minus oracle
+    assert row["pvalue"] == pytest.approx(scipy.stats.wilcoxon(d).pvalue, **APPROX)
 
     none = build_report(same, tmp_path / "r2").tables["wilcoxon"]
     row = _row(none, metric="success", a="no_filter", b="omcd")
@@ -516,7 +529,7 @@ CHILD = textwrap.dedent(
     """
     import asyncio, sys
     from inspect_ai.log._samples import sample_active
-    from spatialstale_evals.analysis import cli
+    from spatialstale_evals import cli
     from spatialstale_evals.harness.provider import ScriptedAPI
 
     original = ScriptedAPI.generate
@@ -533,15 +546,8 @@ CHILD = textwrap.dedent(
 )
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="test")
-    cli.add_subcommands(parser.add_subparsers(dest="command", required=True))
-    return parser
-
-
 def _run_cli(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
-    return args.func(args)
+    return cli.main(argv)
 
 
 def _log_state(log_dir: Path) -> dict[str, tuple]:
@@ -673,9 +679,9 @@ def test_dry_run_makes_no_model_call_and_estimates_real_usage(
         tout = sum(u.output_tokens for s in log.samples for u in s.model_usage.values())
         n_calls = sum(1 for s in log.samples for e in s.events if e.event == "model")
         if t.family == "detect":
-            assert (t.calls, t.input_tokens, t.output_tokens) == (n_calls, tin, tout)
+            assert (t.cost.calls, t.cost.input_tokens, t.cost.output_tokens) == (n_calls, tin, tout)
         else:
-            assert n_calls <= t.calls and tin <= t.input_tokens and tout <= t.output_tokens
+            assert n_calls <= t.cost.calls and tin <= t.cost.input_tokens and tout <= t.cost.output_tokens
 
 
 def test_paper_values_sit_beside_matching_models_only(scripted: Path, tmp_path: Path) -> None:

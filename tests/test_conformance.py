@@ -21,6 +21,7 @@ import json
 import re
 import subprocess
 import sys
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -103,10 +104,26 @@ def markdown(text: str) -> str:
     return re.sub(r"``(.+?)``", r"`\1`", text)
 
 
+def annotation_text(fn: Callable[..., Any], name: str, param: inspect.Parameter) -> str:
+    """The parameter's type as inspect_evals shows it: ``Literal['L1', 'L2', 'L3']``
+    for an alias such as ``RegimeName`` (resolved), else the annotation as written."""
+    annotation = param.annotation
+    if annotation is inspect.Parameter.empty:
+        raise ValueError(f"{fn.__name__}(): parameter {name!r} has no type annotation")
+    try:
+        hint = typing.get_type_hints(inspect.unwrap(fn))[name]
+    except NameError:  # a forward reference the function's module cannot resolve
+        hint = None
+    if typing.get_origin(hint) is typing.Literal:
+        return inspect.formatannotation(hint)
+    return annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
+
+
 def parameter_lines(fn: Callable[..., Any]) -> list[str]:
-    """One inspect_evals bullet per parameter of ``fn``, in signature order."""
+    """One inspect_evals bullet per parameter of ``fn``, in signature order (a
+    ``**kwargs`` catch-all, which only rejects misspelled names, is not one)."""
     described = docstring_args(fn)
-    params = inspect.signature(fn).parameters
+    params = {n: p for n, p in inspect.signature(fn).parameters.items() if p.kind is not inspect.Parameter.VAR_KEYWORD}
     undocumented = [name for name in params if name not in described]
     unknown = [name for name in described if name not in params]
     if undocumented or unknown:
@@ -116,10 +133,7 @@ def parameter_lines(fn: Callable[..., Any]) -> list[str]:
         )
     lines = []
     for name, param in params.items():
-        annotation = param.annotation
-        if annotation is inspect.Parameter.empty:
-            raise ValueError(f"{fn.__name__}(): parameter {name!r} has no type annotation")
-        type_text = annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
+        type_text = annotation_text(fn, name, param)
         default = "" if param.default is inspect.Parameter.empty else f" (default: `{param.default!r}`)"
         lines.append(f"- `{name}` (`{type_text}`): {markdown(described[name])}{default}")
     return lines

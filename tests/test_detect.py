@@ -36,7 +36,7 @@ from spatialstale_evals.harness.detection import audit_windows
 from spatialstale_evals.harness.samples import InstanceSet
 
 ROOT = Path(__file__).resolve().parents[1]
-DATASET = ROOT / "datasets" / "spatialstale-v1"
+DATASET = ROOT / "spatialstale_evals" / "data" / "spatialstale-v1"
 
 # SPEC 4 (exact): "Row 0: (0,0)=S (0,1)=F ..." then "Agent at (r,c). Goal at (r,c)."
 ROW_LINE = re.compile(r"^Row (\d+): (.*)$", re.MULTILINE)
@@ -243,7 +243,6 @@ def test_perfect_text_auditor_scores_f1_one(tmp_path, regime, limit):
     assert metric(log, "thaw_recall") == 1.0
     assert metric(log, "freeze_recall") == 1.0
     assert metric(log, "flag_rate_valid_safe") == 0.0
-    assert metric(log, "flag_rate_stale_thaw") == 1.0
     assert metric(log, "parse_failure_rate") == 0.0
     # Per-sample counts, pooled over windows, against the independent truth.
     scores = sample_scores(log)
@@ -346,7 +345,6 @@ def test_everything_stale_gives_recall_one_and_precision_stale_ratio(tmp_path):
     assert metric(log, "precision") == pytest.approx(ratio, abs=1e-12)
     assert metric(log, "f1") == pytest.approx(2 * ratio / (ratio + 1), abs=1e-12)
     assert metric(log, "flag_rate_valid_safe") == 1.0
-    assert metric(log, "flag_rate_stale_thaw") == 1.0
     # Per sample: every stale entry is a TP, every valid one an FP.
     scores = sample_scores(log)
     for inst in instances:
@@ -371,10 +369,30 @@ def test_flag_every_safe_claim_separates_thaw_and_freeze(tmp_path):
     assert thaw > 0 and freeze > 0
     assert metric(log, "thaw_recall") == 1.0
     assert metric(log, "freeze_recall") == 0.0
-    assert metric(log, "flag_rate_stale_thaw") == 1.0
     assert metric(log, "flag_rate_valid_safe") == 1.0
     assert metric(log, "recall") == pytest.approx(thaw / (thaw + freeze))
     assert metric(log, "precision") == pytest.approx(thaw / safe_claims)
+
+
+def test_valid_safe_control_counts_frozen_cells_only(tmp_path):
+    """S and G are SAFE claims that can never go stale: the control (the flag
+    rate on still-valid SAFE entries) leaves them out, so flagging only them
+    scores two false positives per window and a control of 0."""
+    ends = {"mem_000", "mem_063"}  # (0,0) and (7,7): SPEC 3, id = r*8 + c
+
+    def decide(text, images, entries):
+        return reply(json.dumps([{"memory_id": e[0], "is_stale": e[0] in ends} for e in entries]))
+
+    log = run(detect(regime="L2"), Auditor(decide).model(), log_dir=str(tmp_path), limit=5)
+    assert metric(log, "flag_rate_valid_safe") == 0.0
+    scores = sample_scores(log)
+    for inst in load_jsonl("L2")[:5]:
+        frozen_valid = sum(
+            1 for r, row in enumerate(inst["g0"]) for c, kind in enumerate(row) if kind == "F" == inst["grid"][r][c]
+        )
+        assert scores[inst["id"]]["valid_safe"] == frozen_valid
+        assert scores[inst["id"]]["valid_safe_flagged"] == 0
+        assert scores[inst["id"]]["fp"] == 2
 
 
 # ------------------------------------------------------- malformed replies

@@ -1,17 +1,30 @@
 """Determinism: the same scripted run twice sends byte-identical prompts (text
-and images, hashed) and gets identical scores."""
+and images, hashed) and gets identical scores; and the current code sends the
+same prompts and gets the same scores as the code before the registries
+refactor (fingerprints in ``tests/fixtures/fingerprints.json``, written by
+``tests/_fingerprint.py`` before that change), except what that change altered
+on purpose."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 
+import pytest
+from _fingerprint import CHANGED_KEYS, FIXTURE, run_all
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, resolve_sample_attachments
 
 from spatialstale_evals.detect import detect
 from spatialstale_evals.navigate import navigate
+
+#: Metrics removed by issue 11: the duplicate of thaw_recall.
+REMOVED_METRICS = {"flag_rate_stale_thaw"}
+#: The entries of S (0,0) and G (7,7) on 8x8: SAFE, never stale, no longer in the
+#: valid-SAFE control (SPEC 3: ids are r*W + c, zero-padded to 3 digits).
+START_GOAL_IDS = {"mem_000", f"mem_{7 * 8 + 7:03d}"}
 
 
 def prompt_hashes(log: EvalLog) -> dict[tuple[str, int], list[str]]:
@@ -64,3 +77,62 @@ def test_scripted_runs_repeat_prompts_and_scores_exactly(tmp_path: Path) -> None
             for (sid, epoch), h in hashes.items():
                 by_id.setdefault(sid, {})[epoch] = h
             assert any(e[1] != e[2] for e in by_id.values())
+
+
+@pytest.fixture(scope="module")
+def before_and_after(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
+    before = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    return before, run_all(tmp_path_factory.mktemp("fingerprints"))
+
+
+def test_every_configuration_was_fingerprinted(before_and_after: tuple[dict, dict]) -> None:
+    before, after = before_and_after
+    assert set(after) == set(before)
+    assert len(before) == 80 and sum(len(run["samples"]) for run in before.values()) >= 160
+
+
+def test_prompts_messages_and_records_are_unchanged(before_and_after: tuple[dict, dict]) -> None:
+    before, after = before_and_after
+    for name, run in before.items():
+        for sid, old in run["samples"].items():
+            new = after[name]["samples"][sid]
+            for field in ("calls", "messages", "metadata", "score_metadata", "answer", "explanation", "flagged"):
+                assert new[field] == old[field], f"{name} {sid}: {field} changed"
+
+
+def test_score_values_are_unchanged_but_for_the_valid_safe_control(before_and_after: tuple[dict, dict]) -> None:
+    before, after = before_and_after
+    checked = 0
+    for name, run in before.items():
+        for sid, old in run["samples"].items():
+            new = after[name]["samples"][sid]
+            assert {k: v for k, v in new["value"].items() if k not in CHANGED_KEYS} == {
+                k: v for k, v in old["value"].items() if k not in CHANGED_KEYS
+            }, f"{name} {sid}"
+            if "valid_safe" not in old["value"]:
+                continue
+            # S and G left the control: two SAFE entries per window, and their flags.
+            windows = old["value"]["windows"]
+            flags_on_start_goal = sum(len(START_GOAL_IDS & set(flagged)) for flagged in old["flagged"])
+            assert new["value"]["valid_safe"] == old["value"]["valid_safe"] - 2 * windows
+            assert new["value"]["valid_safe_flagged"] == old["value"]["valid_safe_flagged"] - flags_on_start_goal
+            checked += flags_on_start_goal
+    assert checked > 0, "the random auditor flagged S or G somewhere, so the flag correction was exercised"
+
+
+def test_task_metrics_are_unchanged_but_for_the_named_ones(before_and_after: tuple[dict, dict]) -> None:
+    before, after = before_and_after
+    for name, run in before.items():
+        old, new = run["metrics"], after[name]["metrics"]
+        assert set(old) - set(new) == (REMOVED_METRICS & set(old))
+        assert set(new) <= set(old)
+        if "flag_rate_stale_thaw" in old:
+            assert old["flag_rate_stale_thaw"] == old["thaw_recall"], "the dropped metric was a duplicate"
+        for metric, value in new.items():
+            if metric == "flag_rate_valid_safe":
+                values = [s["value"] for s in after[name]["samples"].values()]
+                den = sum(v["valid_safe"] for v in values)
+                expected = sum(v["valid_safe_flagged"] for v in values) / den if den else 0.0
+                assert value == pytest.approx(expected, abs=1e-12), name
+            else:
+                assert math.isclose(value, old[metric], rel_tol=1e-12, abs_tol=1e-12), f"{name}: {metric}"

@@ -131,7 +131,6 @@ DETECTION_EXPECTED = {
     "thaw_recall": (3 + 1) / (6 + 3),  # thawed flagged / thawed: A 3 of 6, B 1 of 3
     "freeze_recall": (2 + 1) / (3 + 9),  # A 2 of 3, B 1 of 9
     "flag_rate_valid_safe": (3 + 1) / (12 + 6),  # A 3 of 12, B 1 of 6
-    "flag_rate_stale_thaw": (3 + 1) / (6 + 3),
     "parse_failure_rate": (1 + 4) / (30 + 24),  # A 1 of 30 entries, B 4 of 24
 }
 

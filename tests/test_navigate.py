@@ -36,7 +36,7 @@ from inspect_ai.tool import ToolCall
 
 from spatialstale_evals.navigate import navigate
 
-DATASET = Path(__file__).resolve().parents[1] / "datasets" / "spatialstale-v1"
+DATASET = Path(__file__).resolve().parents[1] / "spatialstale_evals" / "data" / "spatialstale-v1"
 REGIMES = ("L1", "L2", "L3")
 STRATEGIES = ("no_memory", "no_filter", "self_verify", "omcd", "oracle")
 DELTAS = {"UP": (-1, 0), "DOWN": (1, 0), "LEFT": (0, -1), "RIGHT": (0, 1)}

@@ -35,19 +35,20 @@ import pandas as pd
 from inspect_ai.analysis import EvalColumn, SampleColumn, evals_df, samples_df
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
-from spatialstale_evals.harness.detection import CONFUSION_KEYS
+from spatialstale_evals import TASKS, task_functions
+from spatialstale_evals.harness.counts import CONFUSION_KEYS
+from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.harness.samples import INSTANCE_KEY
 
-FAMILIES = ("detect", "navigate")
+FAMILIES = TASKS
 SCORERS = {"detect": "detection_scorer", "navigate": "navigation_scorer"}
 
 #: Task arguments that are table dimensions (everything else that differs from
 #: the default makes a separate configuration, shown beside the model name).
 DIMENSIONS = {"detect": ("regime", "modality"), "navigate": ("regime", "strategy", "modality")}
-DEFAULT_ARGS: dict[str, dict[str, Any]] = {
-    "detect": {"batch_size": 10, "output": "binary", "threshold": 0.7, "dataset": None},
-    "navigate": {"batch_size": 10, "dataset": None, "max_steps": None, "history": 0},
-}
+#: Each task's parameter defaults, read off its signature: a log whose other
+#: arguments all equal these ran the paper's protocol.
+DEFAULT_ARGS: dict[str, dict[str, Any]] = {name: defaults(fn) for name, fn in task_functions().items()}
 #: Arguments that do not define a configuration (more epochs of the same run
 #: are more episodes of the same thing).
 IGNORED_ARGS = ("epochs",)
@@ -139,7 +140,7 @@ def config_label(family: str, task_args: dict[str, Any], roles: dict[str, str]) 
         value = task_args[key]
         if key in defaults and value == defaults[key]:
             continue
-        if key == "threshold" and task_args.get("output", "binary") == "binary":
+        if key == "threshold" and task_args.get("output", defaults["output"]) == "binary":
             continue
         parts.append(f"{key}={_fmt(value)}")
     parts += [f"{role}={model}" for role, model in roles.items()]

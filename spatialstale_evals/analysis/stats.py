@@ -1,9 +1,17 @@
-"""The statistics of the report: paired Wilcoxon signed-rank tests with a
-matched-pairs rank-biserial effect size, and Pearson/Spearman correlations.
+"""The statistics of the report: paired Wilcoxon signed-rank tests on exact
+per-seed differences with a matched-pairs rank-biserial effect size, Holm's
+adjustment within a family of tests, and Pearson/Spearman correlations.
 
-All tests are scipy's; this module only pairs the data, adds the effect size
-and handles the degenerate cases (no pairs, no non-zero difference, constant
-input) by returning NaN with a note instead of raising.
+The tests are scipy's; this module pairs the data, decides the method and
+says which, adds the effect size and handles the degenerate cases (no pairs,
+no non-zero difference, constant input) by returning NaN with a note instead
+of raising.
+
+Exact differences. A seed's rate over its epochs is a fraction (3 of 5
+episodes); subtracting two such rates in floating point makes equal
+differences unequal (0.6 - 0.4 != 0.8 - 0.6), which breaks ties and changes
+ranks, W and p. The rates are therefore passed as ``Fraction``s, differenced
+exactly, and only then converted (equal fractions give equal floats).
 """
 
 from __future__ import annotations
@@ -12,11 +20,22 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy import stats as sps
 
-from spatialstale_evals.analysis.paper import ALPHA
+from spatialstale_evals.paper import ALPHA
+
+#: Largest number of non-zero differences scipy's exact null distribution is used for (no ties).
+EXACT_MAX = 50
+#: Largest number with ties for which every sign assignment is enumerated (2^13 = 8192).
+PERMUTATION_MAX = 13
+METHOD_NOTES = {
+    "exact": "exact null distribution (no ties)",
+    "permutation": "exact given the ties: every sign assignment enumerated",
+    "asymptotic": "normal approximation, tie-corrected variance, no continuity correction",
+}
 
 
 @dataclass(frozen=True)
@@ -29,6 +48,7 @@ class PairedTest:
     pvalue: float
     rank_biserial: float
     significant: bool
+    method: str = ""
     note: str = ""
 
     @property
@@ -36,51 +56,76 @@ class PairedTest:
         return self.mean_a - self.mean_b
 
 
-def rank_biserial(a: Sequence[float], b: Sequence[float]) -> float:
-    """Matched-pairs rank-biserial correlation (Kerby 2014) of ``a - b``:
-    (sum of ranks of positive differences - sum of ranks of negative ones) /
-    total rank sum, over the non-zero differences (the pairs scipy's default
-    ``zero_method="wilcox"`` keeps). +1: ``a`` higher in every pair; 0: no
-    tendency; NaN when every difference is zero."""
-    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    d = d[d != 0]
-    if d.size == 0:
+def exact_differences(a: Sequence[Fraction | int], b: Sequence[Fraction | int]) -> list[Fraction]:
+    if len(a) != len(b):
+        raise ValueError(f"paired vectors differ in length: {len(a)} vs {len(b)}")
+    return [Fraction(x) - Fraction(y) for x, y in zip(a, b)]
+
+
+def rank_biserial(d: Sequence[Fraction | float]) -> float:
+    """Matched-pairs rank-biserial correlation (Kerby 2014) of the differences
+    ``d``: (sum of ranks of positive differences - sum of ranks of negative
+    ones) / total rank sum, over the non-zero differences (those the test
+    keeps). +1: ``a`` higher in every pair; 0: no tendency; NaN when every
+    difference is zero."""
+    nonzero = np.array([float(x) for x in d if x != 0])
+    if nonzero.size == 0:
         return math.nan
-    ranks = sps.rankdata(np.abs(d))
-    return float((ranks[d > 0].sum() - ranks[d < 0].sum()) / ranks.sum())
+    ranks = sps.rankdata(np.abs(nonzero))
+    return float((ranks[nonzero > 0].sum() - ranks[nonzero < 0].sum()) / ranks.sum())
 
 
-def paired_wilcoxon(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA) -> PairedTest:
-    """Two-sided Wilcoxon signed-rank test of paired ``a`` and ``b`` (scipy's
-    defaults) with the rank-biserial effect size."""
-    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if x.shape != y.shape:
-        raise ValueError(f"paired vectors differ in length: {x.size} vs {y.size}")
-    n = int(x.size)
-    nonzero = int(np.count_nonzero(x - y))
-    mean_a = float(x.mean()) if n else math.nan
-    mean_b = float(y.mean()) if n else math.nan
-    if n == 0:
-        return PairedTest(0, 0, mean_a, mean_b, math.nan, math.nan, math.nan, False, "no shared seeds")
+def wilcoxon_method(nonzero: Sequence[Fraction]) -> str:
+    """Which p-value: exact without ties up to EXACT_MAX pairs; with ties, an
+    exhaustive permutation up to PERMUTATION_MAX; else the normal approximation."""
+    ties = len({abs(x) for x in nonzero}) < len(nonzero)
+    if not ties and len(nonzero) <= EXACT_MAX:
+        return "exact"
+    return "permutation" if len(nonzero) <= PERMUTATION_MAX else "asymptotic"
+
+
+def paired_wilcoxon(a: Sequence[Fraction | int], b: Sequence[Fraction | int], alpha: float = ALPHA) -> PairedTest:
+    """Two-sided Wilcoxon signed-rank test of paired ``a`` and ``b`` (exact
+    rationals: per-seed rates as ``Fraction``s, or counts) on their exact
+    differences, zero differences dropped (Wilcoxon's convention), with the
+    rank-biserial effect size and the method used."""
+    d = exact_differences(a, b)
+    n = len(d)
+    mean_a = float(sum(map(Fraction, a)) / n) if n else math.nan
+    mean_b = float(sum(map(Fraction, b)) / n) if n else math.nan
+    nonzero = [x for x in d if x != 0]
+    base = {"n_pairs": n, "n_nonzero": len(nonzero), "mean_a": mean_a, "mean_b": mean_b}
+    if not nonzero:  # no information: the test is undefined, and not counted in a Holm family
+        note = "no shared seeds" if n == 0 else "all differences zero"
+        return PairedTest(
+            **base, statistic=math.nan, pvalue=math.nan, rank_biserial=math.nan, significant=False, note=note
+        )
+    method = wilcoxon_method(nonzero)
+    scipy_method = sps.PermutationMethod(n_resamples=np.inf) if method == "permutation" else method
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            result = sps.wilcoxon(x, y)
-            statistic, pvalue = float(result.statistic), float(result.pvalue)
-            note = "" if nonzero else "all differences zero"
-        except ValueError as exc:
-            statistic, pvalue, note = math.nan, math.nan, str(exc)
+        result = sps.wilcoxon(np.array([float(x) for x in nonzero]), method=scipy_method)
+    pvalue = float(result.pvalue)
     return PairedTest(
-        n_pairs=n,
-        n_nonzero=nonzero,
-        mean_a=mean_a,
-        mean_b=mean_b,
-        statistic=statistic,
+        **base,
+        statistic=float(result.statistic),
         pvalue=pvalue,
-        rank_biserial=rank_biserial(x, y),
-        significant=bool(pvalue < alpha) if not math.isnan(pvalue) else False,
-        note=note,
+        rank_biserial=rank_biserial(nonzero),
+        significant=pvalue < alpha,
+        method=method,
     )
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment (family-wise error rate), in input order;
+    NaN p-values (undefined tests) stay NaN and do not count in the family."""
+    order = sorted((p, i) for i, p in enumerate(pvalues) if not math.isnan(p))
+    adjusted = [math.nan] * len(pvalues)
+    m, running = len(order), 0.0
+    for rank, (p, i) in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[i] = running
+    return adjusted
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from inspect_ai.log import transcript
 from inspect_ai.model import (
@@ -19,10 +20,14 @@ from inspect_ai.model import (
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.observe import observation_parts, user_message
 from spatialstale_evals.harness.parsing import Judgement, parse_audit_reply
-from spatialstale_evals.world.grid import Cell, goal_of
+from spatialstale_evals.world.grid import Cell
 from spatialstale_evals.world.memory import MemoryEntry
 
-OUTPUTS = ("binary", "continuous")
+#: The verdict formats (the tasks' ``output``): ``is_stale`` true/false, or a
+#: ``staleness`` score in [0, 1] flagged at a threshold.
+AuditOutput = Literal["binary", "continuous"]
+#: The request that asks for each output format.
+REQUESTS: dict[str, str] = {"binary": prompts.AUDIT_BINARY, "continuous": prompts.AUDIT_CONTINUOUS}
 
 
 @dataclass
@@ -54,13 +59,8 @@ def audit_messages(
     modality: str,
     output: str,
 ) -> list[ChatMessage]:
-    goal = goal_of(grid)
-    caption = prompts.AUDIT_OBSERVATION_IMAGE.format(
-        position=f"Agent at ({agent[0]},{agent[1]}). Goal at ({goal[0]},{goal[1]})."
-    )
-    parts = observation_parts(grid, agent, modality, caption)
-    template = prompts.AUDIT_CONTINUOUS if output == "continuous" else prompts.AUDIT_BINARY
-    request = template.format(count=len(batch), entries="\n".join(e.text for e in batch))
+    parts = observation_parts(grid, agent, modality, "audit")
+    request = REQUESTS[output].format(count=len(batch), entries="\n".join(e.text for e in batch))
     return [
         ChatMessageSystem(content=prompts.AUDIT_SYSTEM),
         user_message([*parts, ContentText(text=request)]),
@@ -80,7 +80,7 @@ async def audit_entries(
     modality: str,
     batch_size: int,
     output: str = "binary",
-    threshold: float = 0.7,
+    threshold: float | None = None,
     label: str = "audit",
 ) -> AuditResult:
     """Audit ``entries`` against the current ``grid`` in batches of ``batch_size``.

@@ -1,50 +1,29 @@
-"""Task metrics. Scores are dicts of counts; metrics pool the counts over all
-samples (micro averages), which stays exact under ``--epochs``: the default
-mean reducer scales every sample's counts by the same 1/epochs, and a ratio
-of sums does not notice."""
+"""Task metrics: the ratios of ``harness/counts.py`` as Inspect metrics, and
+Inspect's own ``mean``/``stderr`` (through ``aggregate``) for the per-episode
+rates.
+
+Scores are dicts of counts. Pooled metrics sum the counts over all samples
+(micro averages), which stays exact under ``--epochs``: the default mean
+reducer scales every sample's counts by the same 1/epochs, and a ratio of sums
+does not notice. An undefined ratio (zero denominator) reads 0.0 here.
+"""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
-from inspect_ai.scorer import Metric, SampleScore, metric
+from inspect_ai.scorer import Metric, SampleScore, aggregate, mean, metric, stderr
 
-
-def _sum(scores: Sequence[SampleScore], key: str) -> float:
-    return sum(float(s.score.value[key]) for s in scores)  # type: ignore[index]
+from spatialstale_evals.harness import counts
+from spatialstale_evals.harness.counts import Counts, DetectionCounts, NavigationCounts
 
 
-def _ratio(scores: Sequence[SampleScore], num: str, den: str | tuple[str, ...]) -> float:
-    dens = (den,) if isinstance(den, str) else den
-    denominator = sum(_sum(scores, d) for d in dens)
-    return _sum(scores, num) / denominator if denominator else 0.0
-
-
-def _mean(scores: Sequence[SampleScore], key: str) -> float:
-    return _sum(scores, key) / len(scores) if scores else 0.0
-
-
-def _stderr(scores: Sequence[SampleScore], key: str) -> float:
-    n = len(scores)
-    if n < 2:
-        return 0.0
-    mu = _mean(scores, key)
-    var = sum((float(s.score.value[key]) - mu) ** 2 for s in scores) / (n - 1)  # type: ignore[index]
-    return math.sqrt(var / n)
-
-
-def _typed(fn: Callable[[list[SampleScore]], float]) -> Metric:
-    """Inspect passes SampleScores only to metrics whose parameter says so."""
-
+def _pooled(ratio: Callable[..., float | None], record: type[Counts]) -> Metric:
     def compute(scores: list[SampleScore]) -> float:
-        return fn(scores)
+        value = ratio(record.total(s.score.value for s in scores))  # type: ignore[misc]
+        return 0.0 if value is None else value
 
     return compute
-
-
-def f1_from_counts(tp: float, fp: float, fn: float) -> float:
-    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
 
 
 # -- detection -----------------------------------------------------------------
@@ -53,56 +32,51 @@ def f1_from_counts(tp: float, fp: float, fn: float) -> float:
 @metric
 def precision() -> Metric:
     """Pooled TP / (TP + FP) over all entries and windows."""
-    return _typed(lambda scores: _ratio(scores, "tp", ("tp", "fp")))
+    return _pooled(counts.precision, DetectionCounts)
 
 
 @metric
 def recall() -> Metric:
     """Pooled TP / (TP + FN)."""
-    return _typed(lambda scores: _ratio(scores, "tp", ("tp", "fn")))
+    return _pooled(counts.recall, DetectionCounts)
 
 
 @metric
 def f1() -> Metric:
     """Pooled (micro) F1."""
-    return _typed(lambda scores: f1_from_counts(_sum(scores, "tp"), _sum(scores, "fp"), _sum(scores, "fn")))
+    return _pooled(counts.f1, DetectionCounts)
 
 
 @metric
 def f1_mean() -> Metric:
     """Mean of per-sample F1 (the per-seed F1 the paper correlates with success)."""
-    return _typed(lambda scores: _mean(scores, "f1"))
+    return aggregate("f1", mean())
 
 
 @metric
 def thaw_recall() -> Metric:
-    """Recall on thawed entries (SAFE claims whose cell is now a hole: the deadly misses)."""
-    return _typed(lambda scores: _ratio(scores, "thaw_flagged", "stale_thaw"))
+    """Recall on thawed entries (SAFE claims whose cell is now a hole: the deadly
+    misses); the flag rate on stale-thaw entries of the paper's Figure 4 control."""
+    return _pooled(counts.thaw_recall, DetectionCounts)
 
 
 @metric
 def freeze_recall() -> Metric:
     """Recall on frozen entries (DANGER claims whose cell is now safe)."""
-    return _typed(lambda scores: _ratio(scores, "freeze_flagged", "stale_freeze"))
+    return _pooled(counts.freeze_recall, DetectionCounts)
 
 
 @metric
 def flag_rate_valid_safe() -> Metric:
-    """How often a still-true SAFE entry is flagged. Compare with flag_rate_stale_thaw:
-    equal rates mean the audit ignores the observation (the paper's Figure 4 control)."""
-    return _typed(lambda scores: _ratio(scores, "valid_safe_flagged", "valid_safe"))
-
-
-@metric
-def flag_rate_stale_thaw() -> Metric:
-    """How often a SAFE entry whose cell is now a hole is flagged."""
-    return _typed(lambda scores: _ratio(scores, "thaw_flagged", "stale_thaw"))
+    """How often a still-true SAFE entry over frozen ice is flagged; compare with
+    thaw_recall (equal: the audit ignores the observation; the paper's Figure 4)."""
+    return _pooled(counts.flag_rate_valid_safe, DetectionCounts)
 
 
 @metric
 def parse_failure_rate() -> Metric:
     """Entries that got no usable verdict / entries audited."""
-    return _typed(lambda scores: _ratio(scores, "parse_failures", "entries"))
+    return _pooled(counts.parse_failure_rate, DetectionCounts)
 
 
 # -- navigation ----------------------------------------------------------------
@@ -110,59 +84,89 @@ def parse_failure_rate() -> Metric:
 
 @metric
 def success_rate() -> Metric:
-    return _typed(lambda scores: _mean(scores, "success"))
+    """Share of episodes that reached the goal."""
+    return aggregate("success", mean())
 
 
 @metric
 def success_stderr() -> Metric:
-    return _typed(lambda scores: _stderr(scores, "success"))
+    """Standard error of the success rate over samples (each sample's epochs averaged first)."""
+    return aggregate("success", stderr())
 
 
 @metric
 def death_rate() -> Metric:
-    return _typed(lambda scores: _mean(scores, "death"))
+    """Share of episodes that ended in a hole."""
+    return aggregate("death", mean())
 
 
 @metric
 def death_stderr() -> Metric:
-    return _typed(lambda scores: _stderr(scores, "death"))
+    return aggregate("death", stderr())
 
 
 @metric
 def timeout_rate() -> Metric:
-    return _typed(lambda scores: _mean(scores, "timeout"))
+    """Share of episodes that used up their step budget."""
+    return aggregate("timeout", mean())
 
 
 @metric
 def timeout_stderr() -> Metric:
-    return _typed(lambda scores: _stderr(scores, "timeout"))
+    return aggregate("timeout", stderr())
 
 
 @metric
 def steps_success() -> Metric:
     """Mean episode length of successes (the paper's trajectory decomposition)."""
-    return _typed(lambda scores: _ratio(scores, "steps_if_success", "success"))
+    return _pooled(counts.mean_steps("success"), NavigationCounts)
 
 
 @metric
 def steps_death() -> Metric:
     """Mean episode length of deaths."""
-    return _typed(lambda scores: _ratio(scores, "steps_if_death", "death"))
+    return _pooled(counts.mean_steps("death"), NavigationCounts)
 
 
 @metric
 def steps_timeout() -> Metric:
     """Mean episode length of timeouts."""
-    return _typed(lambda scores: _ratio(scores, "steps_if_timeout", "timeout"))
+    return _pooled(counts.mean_steps("timeout"), NavigationCounts)
 
 
 @metric
 def death_on_stale_rate() -> Metric:
     """Episodes that ended in a hole whose memory entry was stale, over all episodes."""
-    return _typed(lambda scores: _mean(scores, "death_on_stale"))
+    return aggregate("death_on_stale", mean())
 
 
 @metric
 def fallback_rate() -> Metric:
     """Decisions with no valid ``move`` call (greedy fallback) over all decisions."""
-    return _typed(lambda scores: _ratio(scores, "fallbacks", "steps"))
+    return _pooled(counts.fallback_rate, NavigationCounts)
+
+
+#: The task metrics, in the order the logs show them.
+DETECTION_METRICS = [
+    precision(),
+    recall(),
+    f1(),
+    f1_mean(),
+    thaw_recall(),
+    freeze_recall(),
+    flag_rate_valid_safe(),
+    parse_failure_rate(),
+]
+NAVIGATION_METRICS = [
+    success_rate(),
+    success_stderr(),
+    death_rate(),
+    death_stderr(),
+    timeout_rate(),
+    timeout_stderr(),
+    steps_success(),
+    steps_death(),
+    steps_timeout(),
+    death_on_stale_rate(),
+    fallback_rate(),
+]

@@ -1,9 +1,10 @@
-"""The navigate task's agent loop, shared by all five memory strategies.
+"""The navigate task's agent loop, shared by every memory strategy.
 
-The strategies differ only in the memory view they build (which entries the
-navigator sees), so they are data (``Strategy``) feeding one loop, not five
-solvers. Each decision is a fresh prompt by default (``history=0``), so a
-step's prompt does not grow with the step number and an episode's tokens grow
+Strategies differ only in the memory view they build, so each is a policy
+(``harness/strategies.py``) that one loop consults: before the first step and
+after each L3 event it may judge the store and rebuild the view; every turn
+the navigator gets a fresh prompt (``history=0`` by default), so a step's
+prompt does not grow with the step number and an episode's tokens grow
 linearly with its length.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 from inspect_ai.log import transcript
 from inspect_ai.model import (
     ChatMessage,
+    ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageTool,
     ChatMessageUser,
@@ -28,115 +30,28 @@ from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 
-from spatialstale_evals.harness import metrics, prompts
-from spatialstale_evals.harness.audit import audit_entries
-from spatialstale_evals.harness.detection import confusion
+from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.counts import confusion, f1_from_counts
+from spatialstale_evals.harness.episode import (
+    LIMIT,
+    Episode,
+    episode_record,
+    greedy_direction,
+    score_explanation,
+    score_value,
+)
+from spatialstale_evals.harness.metrics import NAVIGATION_METRICS
 from spatialstale_evals.harness.observe import observation_parts, user_message
 from spatialstale_evals.harness.parsing import parse_move
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
-from spatialstale_evals.world.env import DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
-from spatialstale_evals.world.grid import ACTIONS, Cell, Grid, goal_of
+from spatialstale_evals.harness.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Moment
+from spatialstale_evals.world.env import DynamicFrozenLakeEnv
+from spatialstale_evals.world.grid import ACTIONS, goal_of
 from spatialstale_evals.world.instance import Instance
-from spatialstale_evals.world.memory import MemoryEntry
-from spatialstale_evals.world.staleness import change_kind, stale_labels
+from spatialstale_evals.world.staleness import stale_labels
 
-
-@dataclass(frozen=True)
-class Strategy:
-    """How a strategy builds the navigator's memory view.
-
-    Attributes:
-        shows_memory: Whether the prompt has a memory section at all.
-        judge: Who decides which entries to remove: nobody (``none``), the
-            shared model audit (``audit``) or the ground truth (``truth``).
-        single_batch: Audit all N entries in one call (self_verify) instead of
-            batches of ``batch_size``.
-        audit_at_start: Always judge before the first step, even if the world
-            has not changed yet (self_verify's pre-navigation pass).
-        refresh_on_event: Judge again after each realized L3 event and rebuild
-            the view from the latest verdicts.
-    """
-
-    name: str
-    shows_memory: bool
-    judge: str = "none"
-    single_batch: bool = False
-    audit_at_start: bool = False
-    refresh_on_event: bool = False
-
-
-STRATEGIES: dict[str, Strategy] = {
-    s.name: s
-    for s in (
-        Strategy("no_memory", shows_memory=False),
-        Strategy("no_filter", shows_memory=True),
-        Strategy("self_verify", shows_memory=True, judge="audit", single_batch=True, audit_at_start=True),
-        Strategy("omcd", shows_memory=True, judge="audit", refresh_on_event=True),
-        Strategy("oracle", shows_memory=True, judge="truth", refresh_on_event=True),
-    )
-}
-
-
-def greedy_direction(agent: Cell, goal: Cell) -> str:
-    """The paper's fallback: one step toward the goal along the axis with the
-    larger remaining distance (rows on a tie), blind to holes."""
-    dr, dc = goal[0] - agent[0], goal[1] - agent[1]
-    if dr == dc == 0:
-        return "DOWN"
-    if abs(dr) >= abs(dc):
-        return "DOWN" if dr > 0 else "UP"
-    return "RIGHT" if dc > 0 else "LEFT"
-
-
-@dataclass
-class Episode:
-    """One episode's live state and record."""
-
-    env: DynamicFrozenLakeEnv
-    view: list[MemoryEntry]
-    trajectory: list[list[int]] = field(default_factory=list)
-    actions: list[str] = field(default_factory=list)
-    fallbacks: list[dict[str, Any]] = field(default_factory=list)
-    extra_calls: int = 0
-    events: list[dict[str, Any]] = field(default_factory=list)
-    audits: list[dict[str, Any]] = field(default_factory=list)
-    nav_tokens: int = 0
-    audit_tokens: int = 0
-    audit_calls: int = 0
-    death_cell: Cell | None = None
-    last_fired: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def grid(self) -> Grid:
-        return self.env.grid
-
-    @property
-    def steps_left(self) -> int:
-        return self.env.max_steps - self.env.steps
-
-    def step(self, direction: str) -> str:
-        """Apply one move; the text the ``move`` tool returns."""
-        before = self.env.agent
-        _, _, _, _, info = self.env.step(ACTIONS.index(direction))
-        pos = self.env.agent
-        self.actions.append(direction)
-        self.trajectory.append(list(pos))
-        self.last_fired = info["events"]
-        self.events.extend(info["events"])
-        if self.env.outcome == DEATH:
-            self.death_cell = pos
-            return f"Moved {direction} into a hole at ({pos[0]},{pos[1]}). Episode over: death."
-        if self.env.outcome == SUCCESS:
-            return f"Moved {direction} and reached the goal at ({pos[0]},{pos[1]}). Episode over: success."
-        where = (
-            f"Bumped into the edge; still at ({pos[0]},{pos[1]})."
-            if pos == before
-            else f"Moved {direction} to ({pos[0]},{pos[1]})."
-        )
-        if self.env.outcome == TIMEOUT:
-            return f"{where} Step budget used up. Episode over: timeout."
-        return f"{where} Steps left: {self.steps_left}."
-
+#: Store key of the episode record the scorer reads.
+EPISODE_RECORD_KEY = "episode"
 
 #: The public ``move(direction)`` tool, as offered to the model. The loop
 #: applies the first call itself (``Episode.step``) rather than through
@@ -156,72 +71,24 @@ MOVE_TOOL = ToolInfo(
 )
 
 
-def step_message(episode: Episode, modality: str, strategy: Strategy) -> ChatMessageUser:
+def step_message(episode: Episode, modality: str, policy: MemoryPolicy) -> ChatMessageUser:
     """Memory view first, then the observation, then the position line: what
     changes least comes first, so providers' prefix caches can reuse it."""
-    grid, agent = episode.grid, episode.env.agent
+    grid, agent = episode.grid, episode.agent
     goal = goal_of(grid)
     parts: list[Content] = []
-    if strategy.shows_memory:
+    if policy.shows_memory:
         memory = (
             prompts.NAVIGATE_MEMORY.format(count=len(episode.view), entries="\n".join(e.text for e in episode.view))
             if episode.view
             else prompts.NAVIGATE_MEMORY_EMPTY
         )
         parts.append(ContentText(text=memory))
-    parts += observation_parts(grid, agent, modality, prompts.NAVIGATE_OBSERVATION_IMAGE)
+    parts += observation_parts(grid, agent, modality, "navigate")
     text = prompts.NAVIGATE_STEP.format(
         row=agent[0], col=agent[1], goal_row=goal[0], goal_col=goal[1], steps_left=episode.steps_left
     )
     return user_message([*parts, ContentText(text=text)])
-
-
-async def rebuild_view(
-    episode: Episode,
-    strategy: Strategy,
-    instance: Instance,
-    auditor: Model,
-    modality: str,
-    batch_size: int,
-    reason: str,
-) -> None:
-    """Judge the whole store against the current grid and keep what survives."""
-    grid, agent = episode.grid, episode.env.agent
-    truth = stale_labels(instance.memory, instance.g0, grid)
-    if strategy.judge == "truth":
-        flagged = {eid for eid, kind in truth.items() if kind}
-        calls = 0
-    else:
-        size = len(instance.memory) if strategy.single_batch else batch_size
-        result = await audit_entries(
-            auditor,
-            grid,
-            agent,
-            instance.memory,
-            modality=modality,
-            batch_size=size,
-            label=f"{strategy.name} audit ({reason})",
-        )
-        flagged, calls = result.flagged, result.calls
-        episode.audit_tokens += result.tokens
-        episode.audit_calls += calls
-    episode.view = [e for e in instance.memory if e.id not in flagged]
-    counts = confusion(
-        instance.memory,
-        flagged,
-        [k for k, v in truth.items() if v == "thaw"],
-        [k for k, v in truth.items() if v == "freeze"],
-    )
-    episode.audits.append(
-        {
-            "step": episode.env.steps,
-            "reason": reason,
-            "removed": sorted(flagged),
-            "calls": calls,
-            "f1": metrics.f1_from_counts(counts["tp"], counts["fp"], counts["fn"]),
-            **counts,
-        }
-    )
 
 
 def model_input(
@@ -231,90 +98,146 @@ def model_input(
     return [system, *earlier, current]
 
 
+@dataclass
+class Navigation:
+    """One episode being played: the loop's state and its steps as methods."""
+
+    instance: Instance
+    policy: MemoryPolicy
+    episode: Episode
+    navigator: Model
+    auditor: Model
+    modality: str
+    batch_size: int
+    history: int
+    system: ChatMessage = field(default_factory=lambda: ChatMessageSystem(content=prompts.NAVIGATE_SYSTEM))
+    turns: list[list[ChatMessage]] = field(default_factory=list)
+
+    async def judge(self, moment: Moment, reason: str) -> None:
+        """Let the policy judge the store now, if it does at this moment, and
+        rebuild the view from its verdict; the audit is recorded with its own
+        confusion counts against the truth."""
+        if self.episode.over or not self.policy.judges(moment, self.instance):
+            return
+        episode, instance = self.episode, self.instance
+        request = JudgeRequest(
+            instance, episode.grid, episode.agent, self.auditor, self.modality, self.batch_size, reason
+        )
+        verdict = await self.policy.judge(request)
+        episode.audit_tokens += verdict.tokens
+        episode.audit_calls += verdict.calls
+        episode.view = self.policy.view(instance.memory, verdict.removed)
+        counts = confusion(
+            instance.memory, verdict.removed, stale_labels(instance.memory, instance.g0, episode.grid), instance.g0
+        )
+        episode.audits.append(
+            {
+                "step": episode.env.steps,
+                "reason": reason,
+                "removed": sorted(verdict.removed),
+                "calls": verdict.calls,
+                "f1": f1_from_counts(counts["tp"], counts["fp"], counts["fn"]),
+                **counts,
+            }
+        )
+
+    async def decide(self) -> tuple[ChatMessageUser, ChatMessageAssistant]:
+        """Show the navigator this step's prompt; its reply."""
+        user = step_message(self.episode, self.modality, self.policy)
+        output = await self.navigator.generate(
+            model_input(self.system, self.turns, user, self.history),
+            tools=[MOVE_TOOL],
+            tool_choice="auto",
+            config=GenerateConfig(parallel_tool_calls=False),
+        )
+        self.episode.nav_tokens += output.usage.total_tokens if output.usage else 0
+        return user, output.message
+
+    def act(self, reply: ChatMessageAssistant) -> list[ChatMessage]:
+        """Apply the reply's first ``move`` call (with the direction as parsed:
+        " up " is accepted), or fall back to a greedy step; the answers to
+        every call of the reply."""
+        choice = parse_move(reply.tool_calls)
+        self.episode.extra_calls += choice.extra_calls
+        calls = list(reply.tool_calls or [])
+        if choice.direction is not None:
+            result = self.episode.step(choice.direction)
+            answers: list[ChatMessage] = [ChatMessageTool(content=result, tool_call_id=calls[0].id, function="move")]
+        else:
+            answers = self.fall_back(reply, choice.problem or "")
+        # Answer every other call too, so kept turns (history > 0) stay a valid
+        # conversation for any provider.
+        answers += [
+            ChatMessageTool(content=prompts.MOVE_IGNORED, tool_call_id=c.id, function=c.function) for c in calls[1:]
+        ]
+        return answers
+
+    def fall_back(self, reply: ChatMessageAssistant, problem: str) -> list[ChatMessage]:
+        """The paper's greedy step toward the goal for a reply without a valid
+        ``move`` call, logged with the reply that caused it."""
+        episode, calls = self.episode, list(reply.tool_calls or [])
+        direction = greedy_direction(episode.agent, goal_of(episode.grid))
+        result = prompts.MOVE_FALLBACK.format(problem=problem, direction=direction) + episode.step(direction)
+        episode.fallbacks.append(
+            {
+                "step": episode.env.steps,
+                "problem": problem,
+                "direction": direction,
+                "reply": reply.text[:2000],
+                "tool_calls": [{"function": c.function, "arguments": c.arguments} for c in calls],
+            }
+        )
+        transcript().info({"fallback": problem, "direction": direction}, source="navigation")
+        if calls:
+            return [ChatMessageTool(content=result, tool_call_id=calls[0].id, function=calls[0].function)]
+        return [ChatMessageUser(content=result)]
+
+    async def turn(self, messages: list[ChatMessage]) -> None:
+        """One decision: prompt, reply, move, and the policy's reaction to any
+        event the move's step fired."""
+        user, reply = await self.decide()
+        turn = [user, reply, *self.act(reply)]
+        messages.extend(turn)
+        self.turns.append(turn)
+        if self.episode.last_fired:
+            transcript().info({"events": self.episode.last_fired}, source="world")
+            await self.judge("event", f"event at step {self.episode.env.steps}")
+
+
 @solver
 def navigation_loop(
-    instances: InstanceSet, strategy: Strategy, modality: str, batch_size: int, max_steps: int, history: int
+    instances: InstanceSet, strategy: str, modality: str, batch_size: int, max_steps: int, history: int
 ) -> Solver:
     """Play one episode: build the strategy's memory view, then ask the model
     for one ``move`` per step until success, death or the step budget."""
+    policy = STRATEGIES[strategy]
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         instance = instances.begin(state)
-        navigator = get_model()
-        auditor = get_model(role="auditor", default=navigator)
         env = DynamicFrozenLakeEnv(instance, max_steps=max_steps)
         env.reset()
-        episode = Episode(env=env, view=list(instance.memory))
+        episode = Episode(env=env, view=policy.view(instance.memory, set()))
         episode.trajectory.append(list(env.agent))
+        navigator = get_model()
+        run = Navigation(
+            instance,
+            policy,
+            episode,
+            navigator,
+            get_model(role="auditor", default=navigator),
+            modality,
+            batch_size,
+            history,
+        )
         try:
-            windows = {step for step, _ in instance.detection_windows()}
-            if strategy.judge != "none" and (strategy.audit_at_start or 0 in windows):
-                await rebuild_view(episode, strategy, instance, auditor, modality, batch_size, "start")
-            if not strategy.shows_memory:
-                episode.view = []
-            system = ChatMessageSystem(content=prompts.NAVIGATE_SYSTEM)
-            state.messages = [system]
-            turns: list[list[ChatMessage]] = []
-            config = GenerateConfig(parallel_tool_calls=False)
-            while env.outcome is None:
-                user = step_message(episode, modality, strategy)
-                output = await navigator.generate(
-                    model_input(system, turns, user, history), tools=[MOVE_TOOL], tool_choice="auto", config=config
-                )
-                episode.nav_tokens += output.usage.total_tokens if output.usage else 0
-                reply = output.message
-                choice = parse_move(reply.tool_calls)
-                episode.extra_calls += choice.extra_calls
-                calls = list(reply.tool_calls or [])
-                tool_messages: list[ChatMessage]
-                if choice.direction is not None:
-                    # The first call only, with the direction as parsed (" up " is accepted).
-                    result = episode.step(choice.direction)
-                    tool_messages = [ChatMessageTool(content=result, tool_call_id=calls[0].id, function="move")]
-                else:
-                    direction = greedy_direction(env.agent, goal_of(episode.grid))
-                    result = f"No valid move call ({choice.problem}); fallback moved {direction}. "
-                    result += episode.step(direction)
-                    episode.fallbacks.append(
-                        {
-                            "step": env.steps,
-                            "problem": choice.problem,
-                            "direction": direction,
-                            "reply": reply.text[:2000],
-                            "tool_calls": [{"function": c.function, "arguments": c.arguments} for c in calls],
-                        }
-                    )
-                    transcript().info({"fallback": choice.problem, "direction": direction}, source="navigation")
-                    tool_messages = (
-                        [ChatMessageTool(content=result, tool_call_id=calls[0].id, function=calls[0].function)]
-                        if calls
-                        else [ChatMessageUser(content=result)]
-                    )
-                # Answer every other call too, so kept turns (history > 0) stay a
-                # valid conversation for any provider.
-                tool_messages += [
-                    ChatMessageTool(content="Ignored: one move per turn.", tool_call_id=c.id, function=c.function)
-                    for c in calls[1:]
-                ]
-                turn = [user, reply, *tool_messages]
-                state.messages.extend(turn)
-                turns.append(turn)
-                if episode.last_fired:
-                    transcript().info({"events": episode.last_fired}, source="world")
-                    if strategy.refresh_on_event and env.outcome is None:
-                        await rebuild_view(
-                            episode,
-                            strategy,
-                            instance,
-                            auditor,
-                            modality,
-                            batch_size,
-                            f"event at step {env.steps}",
-                        )
+            await run.judge("start", "start")
+            state.messages = [run.system]
+            while not episode.over:
+                await run.turn(state.messages)
         finally:
             # Also when an Inspect limit (tokens, time, messages) stops the
             # episode: Inspect still scores the sample (outcome "limit").
-            state.store.set("episode", episode_record(episode, instance))
+            state.store.set(EPISODE_RECORD_KEY, episode_record(episode, instance))
             record_instance(state, instance)
         state.output.completion = f"{env.outcome or LIMIT} after {env.steps} steps"
         return state
@@ -322,85 +245,17 @@ def navigation_loop(
     return solve
 
 
-#: The outcome of an episode that an Inspect limit (``--token-limit``,
-#: ``--time-limit``, ``--message-limit``) stopped first: neither success, death
-#: nor timeout, and counted apart (score value ``limit``).
-LIMIT = "limit"
-
-
-def episode_record(episode: Episode, instance: Instance) -> dict[str, Any]:
-    outcome, steps = episode.env.outcome or LIMIT, episode.env.steps
-    death_on_stale = death_on_stale_shown = False
-    death_entry = None
-    if episode.death_cell is not None:
-        r, c = episode.death_cell
-        death_on_stale = change_kind(instance.g0, episode.grid, (r, c)) is not None
-        death_entry = next(e.id for e in instance.memory if e.cell == (r, c))
-        death_on_stale_shown = death_on_stale and any(e.id == death_entry for e in episode.view)
-    return {
-        "outcome": outcome,
-        "steps": steps,
-        "reward": {SUCCESS: 1.0, DEATH: -1.0}.get(outcome or "", 0.0),
-        "trajectory": episode.trajectory,
-        "actions": episode.actions,
-        "fallbacks": episode.fallbacks,
-        "extra_calls": episode.extra_calls,
-        "death_cell": list(episode.death_cell) if episode.death_cell else None,
-        "death_entry": death_entry,
-        "death_on_stale": death_on_stale,
-        "death_on_stale_shown": death_on_stale_shown,
-        "audits": episode.audits,
-        "events_realized": episode.events,
-        "view_size": len(episode.view),
-        "tokens": {"navigator": episode.nav_tokens, "auditor": episode.audit_tokens},
-        "audit_calls": episode.audit_calls,
-    }
-
-
-#: The task metrics, in the order the log shows them.
-NAVIGATION_METRICS = [
-    metrics.success_rate(),
-    metrics.success_stderr(),
-    metrics.death_rate(),
-    metrics.death_stderr(),
-    metrics.timeout_rate(),
-    metrics.timeout_stderr(),
-    metrics.steps_success(),
-    metrics.steps_death(),
-    metrics.steps_timeout(),
-    metrics.death_on_stale_rate(),
-    metrics.fallback_rate(),
-]
-
-
 @scorer(metrics=NAVIGATION_METRICS)
 def navigation_scorer():
     """Outcome of one episode, with what is needed to trace a death to its entry."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        rec = state.store.get("episode")
-        outcome, steps = rec["outcome"], rec["steps"]
-        flags = {k: int(outcome == k) for k in (SUCCESS, DEATH, TIMEOUT)}
-        value = {
-            **flags,
-            "reward": rec["reward"],
-            "steps": steps,
-            **{f"steps_if_{k}": steps * v for k, v in flags.items()},
-            LIMIT: int(outcome == LIMIT),
-            "fallbacks": len(rec["fallbacks"]),
-            "extra_calls": rec["extra_calls"],
-            "death_on_stale": int(rec["death_on_stale"]),
-            "death_on_stale_shown": int(rec["death_on_stale_shown"]),
-            "audit_calls": rec["audit_calls"],
-            "tokens": sum(rec["tokens"].values()),
-        }
-        explanation = f"{outcome} after {steps} steps"
-        if rec["death_cell"]:
-            explanation += (
-                f" in {tuple(rec['death_cell'])} ({rec['death_entry']}: "
-                f"{'stale' if rec['death_on_stale'] else 'not stale'}"
-                f"{', shown to the agent' if rec['death_on_stale_shown'] else ''})"
-            )
-        return Score(value=value, answer=outcome, explanation=explanation, metadata=rec)
+        record: dict[str, Any] = state.store.get(EPISODE_RECORD_KEY)
+        return Score(
+            value=score_value(record),
+            answer=record["outcome"],
+            explanation=score_explanation(record),
+            metadata=record,
+        )
 
     return score

@@ -151,15 +151,18 @@ def parse_audit_reply(
     text: str | None,
     expected_ids: Sequence[str],
     output: str = "binary",
-    threshold: float = 0.7,
+    threshold: float | None = None,
     refused: bool = False,
 ) -> ParsedAudit:
     """Judgements for ``expected_ids`` from a reply, with counted failures.
 
     ``output="binary"`` reads ``is_stale``; ``"continuous"`` reads a
-    ``staleness`` in [0, 1] and flags it when ``staleness >= threshold``.
+    ``staleness`` in [0, 1] and flags it when ``staleness >= threshold``
+    (which ``continuous`` requires: the task's default is its ``threshold``).
     ``refused`` marks a provider-level refusal (e.g. a content filter).
     """
+    if output == "continuous" and threshold is None:
+        raise ValueError("continuous output needs a threshold")
     text = (text if isinstance(text, str) else "").replace("\u2019", "'")
     by_number = {}
     for eid in expected_ids:

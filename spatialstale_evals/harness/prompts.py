@@ -1,14 +1,26 @@
-"""Every prompt the suite sends, in one place, versioned.
+"""Every prompt and tool-result string the suite sends, in one place, versioned.
 
 Prompts explain the task and the reply format and give nothing away: no
 labels, no count of stale entries, no hint of which cells changed. Changing
 any text here changes what models see, so bump PROMPT_VERSION (it is recorded
-in every sample's metadata).
+in every sample's metadata) and the task version.
+
+The exact SPEC formats that are not prompts live beside the code that writes
+and reads them: the memory entry text in ``world/memory.py``, the text
+observation in ``world/observation.py``. Image captions name the colours the
+renderer uses (``world/render.py``, ``COLOUR_NAMES``), filled in by
+``harness/observe.py``. Readers of these strings (the scripted agents) parse
+them with patterns made from the templates themselves (``template_pattern``).
 """
 
 from __future__ import annotations
 
+import re
+
 PROMPT_VERSION = "1.0"
+
+#: What each cell type is, in the colour key of an image caption.
+CELL_MEANINGS = {"F": "frozen ice (F, safe)", "H": "hole (H, deadly)", "S": "start (S)", "G": "goal (G)"}
 
 AUDIT_SYSTEM = """\
 You audit an agent's stored memory of a grid world against what the world looks like now.
@@ -21,9 +33,12 @@ claim no longer matches the current cell: SAFE where the cell is now a hole, or 
 where the cell is now safe. Otherwise it is VALID. Judge every entry only against the
 current observation."""
 
+#: Heads the text observation (the SPEC's exact row lines follow).
+TEXT_OBSERVATION = "Current observation:\n{observation}"
+
+#: The caption of the image in an audit: the colour key, then the agent/goal line.
 AUDIT_OBSERVATION_IMAGE = (
-    "Current observation: the image shows the grid. Colours: light blue = frozen ice (F, safe), "
-    "near-black = hole (H, deadly), green = start (S), gold = goal (G); the red triangle marks "
+    "Current observation: the image shows the grid. Colours: {colours}; the {marker} marks "
     "the agent. Each cell is labelled with its (row,col) in its top-left corner.\n{position}"
 )
 
@@ -57,9 +72,9 @@ NAVIGATE_STEP = """\
 Your position: ({row},{col}). Goal: ({goal_row},{goal_col}). Steps left: {steps_left}.
 Call `move` with your next direction."""
 
+#: The caption of the image in a navigation step.
 NAVIGATE_OBSERVATION_IMAGE = (
-    "Current observation: the image shows the lake. Colours: light blue = frozen ice (F, safe), "
-    "near-black = hole (H, deadly), green = start (S), gold = goal (G); the red triangle is you. "
+    "Current observation: the image shows the lake. Colours: {colours}; the {marker} is you. "
     "Each cell is labelled with its (row,col) in its top-left corner."
 )
 
@@ -68,3 +83,29 @@ NAVIGATE_MEMORY_EMPTY = "Memory notes: none remain."
 
 MOVE_TOOL_DESCRIPTION = "Move the agent one cell. Call exactly once per turn."
 MOVE_DIRECTION_DESCRIPTION = "One of UP, DOWN, LEFT, RIGHT."
+
+# -- what the ``move`` tool answers (the environment's side of each turn) ---------
+
+MOVE_DEATH = "Moved {direction} into a hole at ({row},{col}). Episode over: death."
+MOVE_SUCCESS = "Moved {direction} and reached the goal at ({row},{col}). Episode over: success."
+MOVE_MOVED = "Moved {direction} to ({row},{col})."
+MOVE_BUMPED = "Bumped into the edge; still at ({row},{col})."
+MOVE_TIMEOUT = "{where} Step budget used up. Episode over: timeout."
+MOVE_CONTINUE = "{where} Steps left: {steps_left}."
+#: Prefixed to the move's result when the reply had no valid ``move`` call.
+MOVE_FALLBACK = "No valid move call ({problem}); fallback moved {direction}. "
+#: The answer to every call after the first in one reply.
+MOVE_IGNORED = "Ignored: one move per turn."
+
+#: A sample's placeholder input (what ``inspect view`` lists; the solvers build
+#: the real prompts).
+SAMPLE_INPUT = "SpatialSTALE {task} {instance_id} ({params})"
+
+
+def template_pattern(template: str) -> re.Pattern[str]:
+    """A regex that matches ``template`` with each ``{field}`` as a number
+    (named group), so a reader of a prompt parses the very string the writer
+    formats (the scripted agents read the step line this way)."""
+    parts = re.split(r"\{(\w+)\}", template)
+    body = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>-?\\d+)" for i, part in enumerate(parts))
+    return re.compile(body)

@@ -32,8 +32,9 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 from inspect_ai.util import store
 
+from spatialstale_evals.harness.observe import Prompt
 from spatialstale_evals.harness.samples import EPISODE_KEY
-from spatialstale_evals.harness.scripted import POLICIES, Prompt, audit_reply, move_choice
+from spatialstale_evals.harness.scripted import POLICIES, audit_reply, move_choice
 
 IMAGE_TOKENS = 255
 CHARS_PER_TOKEN = 4

@@ -1,5 +1,4 @@
-"""Benchmark instances as Inspect samples, and the checks every task runs on
-its parameters before any model is called."""
+"""Benchmark instances as Inspect samples, and how a solver finds a sample's instance."""
 
 from __future__ import annotations
 
@@ -11,22 +10,10 @@ from typing import Any
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import TaskState
 
-from spatialstale_evals.harness.prompts import PROMPT_VERSION
+from spatialstale_evals.harness.prompts import PROMPT_VERSION, SAMPLE_INPUT
 from spatialstale_evals.world import dataset as world_dataset
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.regimes import validate_regime
-from spatialstale_evals.world.staleness import stale_labels
-
-
-def check_choice(name: str, value: Any, choices: Sequence[Any]) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}; got {value!r}")
-
-
-def check_positive_int(name: str, value: Any, allow_zero: bool = False) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < (0 if allow_zero else 1):
-        raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} integer; got {value!r}")
-    return value
 
 
 def load_instances(dataset: str | Path | None, regime: str) -> list[Instance]:
@@ -66,25 +53,16 @@ class InstanceSet:
 
 
 def window_truth(instance: Instance) -> list[dict[str, Any]]:
-    """Ground truth per detection window: which entries are stale, and how."""
-    windows = []
-    for step, grid in instance.detection_windows():
-        labels = stale_labels(instance.memory, instance.g0, grid)
-        windows.append(
-            {
-                "step": step,
-                "thaw": [eid for eid, kind in labels.items() if kind == "thaw"],
-                "freeze": [eid for eid, kind in labels.items() if kind == "freeze"],
-            }
-        )
-    return windows
+    """Ground truth per detection window, as the sample metadata shows it."""
+    return [{"step": w.step, "thaw": w.thaw, "freeze": w.freeze} for w in instance.windows]
 
 
 def instance_samples(instances: Sequence[Instance], task: str, **params: Any) -> MemoryDataset:
+    listed = ", ".join(f"{k}={v}" for k, v in params.items())
     samples = [
         Sample(
             id=inst.id,
-            input=f"SpatialSTALE {task} {inst.id} ({', '.join(f'{k}={v}' for k, v in params.items())})",
+            input=SAMPLE_INPUT.format(task=task, instance_id=inst.id, params=listed),
             metadata={
                 "instance_id": inst.id,
                 "regime": inst.regime,

@@ -8,17 +8,13 @@ suite. They see only what a model sees: the prompt text and image.
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import io
 import json
 import random
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from PIL import Image
-
+from spatialstale_evals.harness.observe import Prompt, read_grid
+from spatialstale_evals.harness.prompts import NAVIGATE_STEP, template_pattern
 from spatialstale_evals.world.grid import (
     ACTIONS,
     DELTAS,
@@ -30,43 +26,31 @@ from spatialstale_evals.world.grid import (
     shortest_path,
 )
 from spatialstale_evals.world.memory import DANGER, ENTRY_PATTERN
-from spatialstale_evals.world.observation import parse_text_observation
-from spatialstale_evals.world.render import CELL_PX, decode_grid
+from spatialstale_evals.world.observation import parse_position_line
 
 POLICIES = ("observer", "memory", "random")
-_POSITION = re.compile(r"Your position: \((\d+),(\d+)\)\. Goal: \((\d+),(\d+)\)")
-_AGENT = re.compile(r"Agent at \((\d+),(\d+)\)\. Goal at \((\d+),(\d+)\)\.")
+#: The navigator's step line, read with the pattern of the template that writes it.
+_STEP = template_pattern(NAVIGATE_STEP.split("\n", 1)[0])
 
 
-@dataclass(frozen=True)
-class Prompt:
-    """The parts of a prompt a scripted agent reads."""
+def position(prompt: Prompt) -> tuple[Cell, Cell]:
+    """(agent, goal) from the navigator's step line or the observation's position line."""
+    match = _STEP.search(prompt.text)
+    if match:
+        return (int(match["row"]), int(match["col"])), (int(match["goal_row"]), int(match["goal_col"]))
+    found = parse_position_line(prompt.text)
+    if found is None:
+        raise ValueError("prompt states no position")
+    return found
 
-    text: str
-    images: tuple[str, ...]  # data URIs
 
-    def grid(self) -> tuple[str, ...]:
-        """The observed grid, from the text observation or the first image."""
-        if self.images:
-            png = base64.b64decode(self.images[0].split(",", 1)[1])
-            img = Image.open(io.BytesIO(png))
-            return decode_grid(png, img.height // CELL_PX, img.width // CELL_PX)
-        return parse_text_observation(self.text)[0]
-
-    def position(self) -> tuple[Cell, Cell]:
-        """(agent, goal)."""
-        match = _POSITION.search(self.text) or _AGENT.search(self.text)
-        if match is None:
-            raise ValueError("prompt states no position")
-        r, c, gr, gc = (int(x) for x in match.groups())
-        return (r, c), (gr, gc)
-
-    def entries(self) -> list[tuple[str, str, Cell]]:
-        """(id, claim, cell) of every memory entry in the prompt."""
-        return [
-            (m.group("id"), m.group("claim"), (int(m.group("row")), int(m.group("col"))))
-            for m in ENTRY_PATTERN.finditer(self.text)
-        ]
+def entries(prompt: Prompt) -> list[tuple[str, str, Cell]]:
+    """(id, claim, cell) of every memory entry in the prompt, read with the
+    pattern of the entry format (``world/memory.py``)."""
+    return [
+        (m.group("id"), m.group("claim"), (int(m.group("row")), int(m.group("col"))))
+        for m in ENTRY_PATTERN.finditer(prompt.text)
+    ]
 
 
 def _rng(seed: int, *parts: object) -> random.Random:
@@ -78,9 +62,9 @@ def audit_reply(policy: str, prompt: Prompt, seed: int = 0, salt: object = None)
     """A JSON audit of every entry in the prompt."""
     continuous = '"staleness"' in prompt.text
     rng = _rng(seed, salt, prompt.text)
-    grid = prompt.grid() if policy != "random" else None
+    grid = read_grid(prompt) if policy != "random" else None
     items = []
-    for eid, claim, (r, c) in prompt.entries():
+    for eid, claim, (r, c) in entries(prompt):
         if grid is None:
             stale = rng.random() < 0.5
         else:
@@ -120,7 +104,7 @@ def memory_belief(prompt: Prompt, height: int, width: int, goal: Cell) -> tuple[
     """The grid as the shown memory describes it: SAFE -> F, DANGER -> H, no
     entry -> '?' (not planned through)."""
     cells = [["?"] * width for _ in range(height)]
-    for _, claim, (r, c) in prompt.entries():
+    for _, claim, (r, c) in entries(prompt):
         if in_bounds(cells, (r, c)):  # type: ignore[arg-type]
             cells[r][c] = HOLE if claim == DANGER else FROZEN
     cells[goal[0]][goal[1]] = "G"
@@ -129,8 +113,8 @@ def memory_belief(prompt: Prompt, height: int, width: int, goal: Cell) -> tuple[
 
 def move_choice(policy: str, prompt: Prompt, seed: int = 0, salt: object = None) -> str:
     """The direction the policy moves in."""
-    agent, goal = prompt.position()
-    observed = prompt.grid()
+    agent, goal = position(prompt)
+    observed = read_grid(prompt)
     if policy == "random":
         legal = [a for a in ACTIONS if apply_move(observed, agent, a) != agent]
         return _rng(seed, salt, prompt.text).choice(legal)

@@ -1,15 +1,15 @@
 """The SpatialSTALE world: grids, change regimes, memory, observations, the env.
 
-Its modules import nothing from Inspect; the Inspect layer and the analysis
-build on it. (Importing it still runs ``spatialstale_evals/__init__.py``, which
-exports the two tasks and so loads Inspect.)
+It imports nothing from Inspect (a test checks that ``import
+spatialstale_evals.world`` leaves ``inspect_ai`` unloaded); the Inspect layer
+and the analysis build on it.
 """
 
 from spatialstale_evals.world.env import ENV_ID, DynamicFrozenLakeEnv, register_env
 from spatialstale_evals.world.grid import ACTIONS, Cell, Grid
-from spatialstale_evals.world.instance import Instance, generate_instance, step_budget
+from spatialstale_evals.world.instance import Instance, Window, generate_instance, step_budget
 from spatialstale_evals.world.memory import MemoryEntry
-from spatialstale_evals.world.regimes import REGIMES, Event
+from spatialstale_evals.world.regimes import REGIMES, Event, Regime, register_regime
 
 register_env()
 
@@ -23,7 +23,10 @@ __all__ = [
     "Grid",
     "Instance",
     "MemoryEntry",
+    "Regime",
+    "Window",
     "generate_instance",
     "register_env",
+    "register_regime",
     "step_budget",
 ]

@@ -4,6 +4,10 @@ A dataset is a folder with one JSONL file per regime and a MANIFEST.json that
 records how it was made and the sha256 of each file. Loading checks the
 checksum first, so a corrupt, truncated or hand-edited file fails loudly with
 its name instead of silently changing a benchmark number.
+
+The canonical set is package data (``spatialstale_evals/data/spatialstale-v1``),
+read through ``importlib.resources``, so it is there after any install (wheel,
+``pip install git+...``, editable) whatever the working directory.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +32,8 @@ DEFAULT_COUNT = 50
 MANIFEST = "MANIFEST.json"
 MANIFEST_KEYS = ("master_seed", "count", "height", "width", "files")
 
-#: The committed canonical set (present in a source checkout / editable install).
-CANONICAL_DIR = Path(__file__).resolve().parents[2] / "datasets" / DATASET_VERSION
+#: The canonical set, shipped inside the package.
+CANONICAL_DIR: Traversable = files("spatialstale_evals") / "data" / DATASET_VERSION
 
 
 class DatasetError(ValueError):
@@ -35,7 +41,7 @@ class DatasetError(ValueError):
 
 
 def instance_seeds(master_seed: int, count: int) -> list[int]:
-    """Per-instance seeds; the i-th seed is shared by L1-i, L2-i and L3-i."""
+    """Per-instance seeds; the i-th seed is shared by the i-th instance of every regime."""
     if not isinstance(count, int) or count <= 0:
         raise DatasetError(f"instance count must be a positive integer, got {count!r}")
     rng = np.random.default_rng(master_seed)
@@ -47,9 +53,11 @@ def generate(
     count: int = DEFAULT_COUNT,
     height: int = 8,
     width: int = 8,
-    regimes: Iterable[str] = REGIMES,
+    regimes: Iterable[str] | None = None,
 ) -> dict[str, list[Instance]]:
+    """Instances of every registered regime (or of ``regimes``), same seeds in each."""
     validate_size(height, width)
+    regimes = list(REGIMES) if regimes is None else regimes
     regimes = [validate_regime(r) for r in regimes]
     seeds = instance_seeds(master_seed, count)
     return {regime: [generate_instance(s, regime, i, height, width) for i, s in enumerate(seeds)] for regime in regimes}
@@ -93,24 +101,23 @@ def write(
     return out
 
 
-def resolve(dataset: str | Path | None) -> Path:
+def is_canonical(dataset: str | Path | None) -> bool:
+    return dataset in (None, "", "canonical")
+
+
+def resolve(dataset: str | Path | None) -> Traversable:
     """The dataset folder to use: the canonical set when None."""
-    path = CANONICAL_DIR if dataset in (None, "", "canonical") else Path(dataset)  # type: ignore[arg-type]
+    path = CANONICAL_DIR if is_canonical(dataset) else Path(dataset)  # type: ignore[arg-type]
     if not path.is_dir():
-        hint = (
-            " (the canonical set ships with a source checkout; install with `pip install -e .` "
-            "or rebuild it with `spatialstale datasets generate`)"
-            if dataset in (None, "", "canonical")
-            else ""
-        )
+        hint = " (the installed package lacks its data: reinstall spatialstale-evals)" if is_canonical(dataset) else ""
         raise DatasetError(f"dataset folder not found: {path}{hint}")
     if not (path / MANIFEST).is_file():
         raise DatasetError(f"{path} has no {MANIFEST}; make datasets with `spatialstale datasets generate`")
     return path
 
 
-def read_manifest(folder: str | Path) -> dict:
-    path = Path(folder) / MANIFEST
+def read_manifest(folder: str | Path | Traversable) -> dict:
+    path = (Path(folder) if isinstance(folder, str) else folder) / MANIFEST
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
         missing = [k for k in MANIFEST_KEYS if k not in manifest]
@@ -121,7 +128,7 @@ def read_manifest(folder: str | Path) -> dict:
     return manifest
 
 
-def verify_file(folder: Path, name: str, manifest: dict) -> bytes:
+def verify_file(folder: Traversable, name: str, manifest: dict) -> bytes:
     path = folder / name
     entry = manifest["files"].get(name)
     if entry is None:

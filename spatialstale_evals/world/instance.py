@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from spatialstale_evals.world.grid import Grid, generate_grid, validate_grid, validate_size
 from spatialstale_evals.world.memory import MemoryEntry, build_memory
-from spatialstale_evals.world.regimes import (
-    Event,
-    grid_after_events,
-    l1_changes,
-    l2_changes,
-    l3_schedule,
-    validate_regime,
-)
+from spatialstale_evals.world.regimes import Event, get_regime, grid_after_events, validate_regime
+from spatialstale_evals.world.staleness import FREEZE, THAW, stale_labels
 
-# Independent random streams per seed, so that g0 and memory are shared by the
-# three regimes of one seed (paired comparisons across regimes) and adding a
-# regime never shifts another's draws.
+# Independent random streams per seed, so that g0 and memory are shared by all
+# regimes of one seed (paired comparisons across regimes); each regime draws
+# its changes from a stream of its own (``Regime.stream``).
 STREAM_GRID, STREAM_MEMORY = 0, 1
-STREAM_REGIME = {"L1": 11, "L2": 12, "L3": 13}
 
 BASE_BUDGET, BASE_SIDES = 50, 16
 
@@ -34,6 +29,28 @@ def step_budget(height: int, width: int) -> int:
 
 def _rng(seed: int, stream: int) -> np.random.Generator:
     return np.random.default_rng([seed, stream])
+
+
+@dataclass(frozen=True)
+class Window:
+    """One detection window: the grid after ``step`` moves and the truth about
+    every memory entry there (entry id -> ``thaw``, ``freeze`` or None)."""
+
+    step: int
+    grid: Grid
+    labels: Mapping[str, str | None]
+
+    @property
+    def thaw(self) -> list[str]:
+        return [eid for eid, kind in self.labels.items() if kind == THAW]
+
+    @property
+    def freeze(self) -> list[str]:
+        return [eid for eid, kind in self.labels.items() if kind == FREEZE]
+
+    @property
+    def stale(self) -> dict[str, str]:
+        return {eid: kind for eid, kind in self.labels.items() if kind}
 
 
 @dataclass(frozen=True)
@@ -60,12 +77,15 @@ class Instance:
     def final_grid(self) -> Grid:
         return grid_after_events(self.grid, self.events)
 
-    def detection_windows(self) -> list[tuple[int, Grid]]:
-        """(step, grid) per audit: one after pre-game changes (L1/L2), or one
-        after each scheduled event (L3)."""
-        if self.regime == "L3":
-            return [(e.step, self.grid_at(e.step)) for e in self.events]
-        return [(0, self.grid)]
+    @cached_property
+    def windows(self) -> tuple[Window, ...]:
+        """The detection windows, by the regime's rule (one before navigation on
+        L1/L2, one after each scheduled event on L3), with their ground truth.
+        Computed once per instance: every task, strategy and table reads these."""
+        rule = get_regime(self.regime).windows
+        return tuple(
+            Window(step, grid, stale_labels(self.memory, self.g0, grid)) for step, grid in rule(self.grid, self.events)
+        )
 
     def to_json(self) -> dict:
         return {
@@ -104,20 +124,12 @@ class Instance:
 
 def generate_instance(seed: int, regime: str, index: int, height: int = 8, width: int = 8) -> Instance:
     """The instance for ``seed`` under ``regime``; ``index`` only names it."""
-    validate_regime(regime)
+    entry = get_regime(regime)
     validate_size(height, width)
     g0 = generate_grid(height, width, _rng(seed, STREAM_GRID))
     memory = build_memory(g0, _rng(seed, STREAM_MEMORY))
     budget = step_budget(height, width)
-    rng = _rng(seed, STREAM_REGIME[regime])
-    events: list[Event] = []
-    if regime == "L1":
-        grid = l1_changes(g0, rng)
-    elif regime == "L2":
-        grid = l2_changes(g0, rng)
-    else:
-        grid = g0
-        events = l3_schedule(g0, rng, budget)
+    grid, events = entry.draw(g0, _rng(seed, entry.stream), budget)
     return Instance(
         id=f"{regime}-{index:03d}",
         regime=regime,

@@ -16,6 +16,21 @@ _ROW = re.compile(r"^Row (\d+): (.*)$", re.MULTILINE)
 _AGENT = re.compile(r"Agent at \((\d+),(\d+)\)\. Goal at \((\d+),(\d+)\)\.")
 
 
+def position_line(agent: Cell, goal: Cell) -> str:
+    """``Agent at (r,c). Goal at (r,c).``: the observation's last line (also the
+    image caption's, where there are no row lines)."""
+    return f"Agent at ({agent[0]},{agent[1]}). Goal at ({goal[0]},{goal[1]})."
+
+
+def parse_position_line(text: str) -> tuple[Cell, Cell] | None:
+    """(agent, goal) from the first position line in ``text``, if any."""
+    match = _AGENT.search(text)
+    if match is None:
+        return None
+    a_r, a_c, g_r, g_c = (int(x) for x in match.groups())
+    return (a_r, a_c), (g_r, g_c)
+
+
 def text_observation(grid: Sequence[str], agent: Cell) -> str:
     """``Row r: (r,0)=S (r,1)=F ...`` per row, then the agent/goal line.
 
@@ -23,8 +38,7 @@ def text_observation(grid: Sequence[str], agent: Cell) -> str:
     a player marker).
     """
     lines = [f"Row {r}: " + " ".join(f"({r},{c})={row[c]}" for c in range(len(row))) for r, row in enumerate(grid)]
-    gr, gc = goal_of(grid)
-    lines.append(f"Agent at ({agent[0]},{agent[1]}). Goal at ({gr},{gc}).")
+    lines.append(position_line(agent, goal_of(grid)))
     return "\n".join(lines)
 
 
@@ -41,8 +55,7 @@ def parse_text_observation(text: str) -> tuple[Grid, Cell, Cell]:
     height = max(rows) + 1
     width = max(max(cols) for cols in rows.values()) + 1
     grid = tuple("".join(rows[r][c] for c in range(width)) for r in range(height))
-    agent_match = _AGENT.search(text)
-    if agent_match is None:
+    position = parse_position_line(text)
+    if position is None:
         raise ValueError("no 'Agent at (r,c). Goal at (r,c).' line in text")
-    a_r, a_c, g_r, g_c = (int(x) for x in agent_match.groups())
-    return grid, (a_r, a_c), (g_r, g_c)
+    return grid, *position

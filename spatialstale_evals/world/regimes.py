@@ -20,26 +20,37 @@ read"). In short:
 
 The two bands are calibrations to the paper's 8x8 Table 1 and apply only at
 8x8; other sizes use the plain rules (their counts are not the paper's).
+
+Each regime is one :class:`Regime` entry in ``REGIMES``: its draw, its random
+stream, when its changes are audited (the detection-window rule) and the
+paper's Table-1 row. Adding a regime is one entry here (and its data file);
+nothing outside this module compares a regime's name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
+from spatialstale_evals import paper
 from spatialstale_evals.world.grid import FROZEN, HOLE, Cell, Grid, flip_cells, has_path, mutable_cells
 
-REGIMES: tuple[str, ...] = ("L1", "L2", "L3")
+#: The built-in regimes, the vocabulary of the tasks' ``regime`` parameter
+#: (``REGIMES`` holds an entry for each, and any registered later).
+RegimeName = Literal["L1", "L2", "L3"]
 
 L1_CHANGES = (5, 7)
 L2_CHANGES = (12, 16)
 L2_RADIUS = 2
-#: Stale-cell bands (the paper's reported ranges on 8x8, in cells). Ours, 8x8 only.
-L2_STALE_BAND = (7, 11)
-L3_STALE_BAND = (5, 14)
-BANDED_SIZE = (8, 8)
+BANDED_SIZE = paper.GRID
+_CELLS = BANDED_SIZE[0] * BANDED_SIZE[1]
+#: Stale-cell bands: the paper's reported Table-1 ranges in cells (0.109-0.172
+#: of 64 cells is 7-11; 0.078-0.219 is 5-14). Our rule, 8x8 only.
+L2_STALE_BAND = (round(paper.TABLE1["L2"][2] * _CELLS), round(paper.TABLE1["L2"][3] * _CELLS))
+L3_STALE_BAND = (round(paper.TABLE1["L3"][2] * _CELLS), round(paper.TABLE1["L3"][3] * _CELLS))
 L3_PERIOD = 5
 L3_FIRE_PROBABILITY = 0.7
 L3_CELLS_PER_EVENT = 2
@@ -63,12 +74,6 @@ class Event:
     @classmethod
     def from_json(cls, data: dict) -> Event:
         return cls(step=int(data["step"]), cells=tuple((int(r), int(c)) for r, c in data["cells"]))
-
-
-def validate_regime(regime: str) -> str:
-    if regime not in REGIMES:
-        raise RegimeError(f"unknown regime {regime!r}; expected one of {', '.join(REGIMES)}")
-    return regime
 
 
 def trigger_steps(max_steps: int) -> list[int]:
@@ -161,3 +166,105 @@ def grid_after_events(g0: Grid, events: Sequence[Event], upto_step: int | None =
     """Cumulative grid after every event at or before ``upto_step`` (all if None)."""
     cells = [c for e in events if upto_step is None or e.step <= upto_step for c in e.cells]
     return flip_cells(g0, cells)
+
+
+# -- the registry ---------------------------------------------------------------
+
+#: (g0, rng, step budget) -> (grid after the pre-game changes, scheduled events).
+Draw = Callable[[Grid, np.random.Generator, int], tuple[Grid, tuple[Event, ...]]]
+#: (grid after the pre-game changes, events) -> (step, grid) of each detection window.
+WindowRule = Callable[[Grid, Sequence[Event]], list[tuple[int, Grid]]]
+
+
+def before_navigation(grid: Grid, events: Sequence[Event]) -> list[tuple[int, Grid]]:
+    """One window, before the first step: the pre-game changes are all there is."""
+    return [(0, grid)]
+
+
+def after_each_event(grid: Grid, events: Sequence[Event]) -> list[tuple[int, Grid]]:
+    """One window after each scheduled event, on the cumulative grid."""
+    return [(e.step, grid_after_events(grid, events, upto_step=e.step)) for e in events]
+
+
+@dataclass(frozen=True)
+class Regime:
+    """One change regime.
+
+    Attributes:
+        name: The tasks' ``regime`` value, the instance id prefix and the data
+            file stem (``L2`` -> ``L2-007`` in ``L2.jsonl``).
+        summary: One line for documentation and help texts.
+        stream: The seed's random stream the draw uses. Streams are
+            independent, so g0 and memory (streams 0 and 1) are shared by all
+            regimes of a seed, and adding a regime never shifts another's draws.
+        draw: How the changes are drawn, as a deterministic function of the stream.
+        windows: When the changes are audited (``before_navigation`` or
+            ``after_each_event``): one detection window per element.
+        table1: The paper's Table-1 row for the regime (mean, sd, min, max of
+            the stale ratio on 8x8), or None when the paper has none.
+    """
+
+    name: str
+    summary: str
+    stream: int
+    draw: Draw
+    windows: WindowRule = before_navigation
+    table1: tuple[float, float, float, float] | None = None
+
+
+REGIMES: dict[str, Regime] = {}
+
+
+def register_regime(regime: Regime) -> Regime:
+    """Add a regime (names and streams are unique); returns it."""
+    if regime.name in REGIMES:
+        raise RegimeError(f"regime {regime.name!r} is already registered")
+    taken = {r.stream: r.name for r in REGIMES.values()}
+    if regime.stream in taken or regime.stream in (0, 1):
+        raise RegimeError(
+            f"regime {regime.name!r}: stream {regime.stream} is taken ({taken.get(regime.stream, 'g0/memory')})"
+        )
+    REGIMES[regime.name] = regime
+    return regime
+
+
+def get_regime(name: str) -> Regime:
+    """The registered regime called ``name``; a clear error listing the known ones otherwise."""
+    regime = REGIMES.get(name) if isinstance(name, str) else None
+    if regime is None:
+        raise RegimeError(f"unknown regime {name!r}; expected one of {', '.join(REGIMES)}")
+    return regime
+
+
+def validate_regime(regime: str) -> str:
+    return get_regime(regime).name
+
+
+register_regime(
+    Regime(
+        "L1",
+        "scattered: 5-7 cells anywhere flip before navigation",
+        stream=11,
+        draw=lambda g0, rng, budget: (l1_changes(g0, rng), ()),
+        table1=paper.TABLE1["L1"],
+    )
+)
+register_regime(
+    Regime(
+        "L2",
+        "clustered: 12-16 flips in the radius-2 neighbourhood of one centre, before navigation",
+        stream=12,
+        draw=lambda g0, rng, budget: (l2_changes(g0, rng), ()),
+        table1=paper.TABLE1["L2"],
+    )
+)
+register_regime(
+    Regime(
+        "L3",
+        "online: every 5 steps an event flips 2 cells with probability 0.7, during the episode",
+        stream=13,
+        draw=lambda g0, rng, budget: (g0, tuple(l3_schedule(g0, rng, budget))),
+        windows=after_each_event,
+        table1=paper.TABLE1["L3"],
+    )
+)

@@ -28,6 +28,10 @@ AGENT_COLOUR = (255, 0, 0)
 LINE_COLOUR = (255, 255, 255)
 #: Label ink per cell type: dark on light cells, light on dark ones.
 LABEL_COLOURS = {"F": (0, 0, 0), "G": (0, 0, 0), "H": (255, 255, 255), "S": (255, 255, 255)}
+#: What the colours above are called in the prompts' image captions (a
+#: palette and its words change together, here).
+COLOUR_NAMES = {"F": "light blue", "H": "near-black", "S": "green", "G": "gold"}
+AGENT_MARKER = "red triangle"
 
 
 @lru_cache(maxsize=1)

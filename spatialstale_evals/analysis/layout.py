@@ -1,0 +1,289 @@
+"""How the report shows each table: its columns (source, header, format),
+title, the note printed under it and the text shown when it has no data.
+
+Table names are the keys of ``analysis.report.compute_tables``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from spatialstale_evals import paper
+
+Fmt = Callable[[Any], str]
+
+
+def _nan(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def f3(v: Any) -> str:
+    return "-" if _nan(v) else f"{v:.3f}"
+
+
+def f1d(v: Any) -> str:
+    return "-" if _nan(v) else f"{v:.1f}"
+
+
+def f2d(v: Any) -> str:
+    return "-" if _nan(v) else f"{v:.2f}"
+
+
+def pval(v: Any) -> str:
+    if _nan(v):
+        return "-"
+    return f"{v:.2g}" if v < 0.01 else f"{v:.3f}"
+
+
+def text(v: Any) -> str:
+    return "" if _nan(v) else str(v)
+
+
+def yes(v: Any) -> str:
+    return "**yes**" if v is True or v == 1 else ""
+
+
+def integer(v: Any) -> str:
+    return "-" if _nan(v) else str(int(v))
+
+
+def pm(mean_col: str, sd_col: str) -> Callable[[pd.Series], str]:
+    def fmt(row: pd.Series) -> str:
+        m, s = row[mean_col], row[sd_col]
+        return "-" if _nan(m) else (f"{m:.3f} +- {s:.3f}" if not _nan(s) else f"{m:.3f}")
+
+    return fmt
+
+
+#: (column or row-function, header, formatter) per table.
+Spec = Sequence[tuple[str | Callable[[pd.Series], str], str, Fmt]]
+
+SPECS: dict[str, Spec] = {
+    "detection": [
+        ("model", "model", text),
+        ("config", "config", text),
+        ("regime", "regime", text),
+        ("modality", "modality", text),
+        ("seeds", "seeds", integer),
+        ("precision", "P pooled", f3),
+        ("recall", "R pooled", f3),
+        ("f1", "F1 pooled", f3),
+        (pm("precision_mean", "precision_sd"), "P mean +- sd", text),
+        (pm("recall_mean", "recall_sd"), "R mean +- sd", text),
+        (pm("f1_mean", "f1_sd"), "F1 mean +- sd", text),
+        ("parse_failure_rate", "parse fail", f3),
+    ],
+    "modality": [
+        ("model", "model", text),
+        ("config", "config", text),
+        ("modality", "modality", text),
+        ("regimes", "regimes", text),
+        ("f1_avg", "F1 (avg over regimes)", f3),
+        ("paper_f1", "paper F1", text),
+        ("image_minus_text", "image - text", f3),
+        ("paper_image_minus_text", "paper vision - text", f3),
+    ],
+    "direction": [
+        ("model", "model", text),
+        ("config", "config", text),
+        ("regime", "regime", text),
+        ("modality", "modality", text),
+        ("thaw_n", "thaw N", integer),
+        ("thaw_recall", "thaw recall", f3),
+        ("paper_thaw_recall", "paper thaw", f3),
+        ("freeze_n", "freeze N", integer),
+        ("freeze_recall", "freeze recall", f3),
+        ("paper_freeze_recall", "paper freeze", f3),
+        ("valid_safe_n", "valid SAFE N", integer),
+        ("flag_rate_valid_safe", "flag rate valid SAFE", f3),
+        ("flag_rate_gap", "thaw recall - valid SAFE flag rate", f3),
+    ],
+    "navigation": [
+        ("model", "model", text),
+        ("config", "config", text),
+        ("regime", "regime", text),
+        ("strategy", "strategy", text),
+        ("modality", "modality", text),
+        ("seeds", "seeds", integer),
+        ("episodes", "episodes", integer),
+        ("success", "success %", f1d),
+        ("paper_success", "paper success %", f1d),
+        ("death", "death %", f1d),
+        ("paper_death", "paper death %", f1d),
+        ("timeout", "timeout %", f1d),
+        ("death_on_stale", "death on stale %", f1d),
+        ("mean_steps", "mean steps", f1d),
+        ("fallback_rate", "fallback rate", f3),
+        ("tokens_per_episode", "tokens / episode", f1d),
+    ],
+    "gain": [
+        ("model", "model", text),
+        ("config", "config", text),
+        ("regime", "regime", text),
+        ("modality", "modality", text),
+        (f"{paper.AUDITED}_success", f"{paper.AUDITED} success %", f1d),
+        (f"{paper.BASELINE}_success", f"{paper.BASELINE} success %", f1d),
+        ("gain_pp", "gain (pp)", f1d),
+        ("paper_gain_pp", "paper gain (pp)", f1d),
+    ],
+    "steps": [
+        ("model", "model", text),
+        ("config", "config", text),
+        ("regime", "regime", text),
+        ("strategy", "strategy", text),
+        ("modality", "modality", text),
+        ("outcome", "outcome", text),
+        ("episodes", "episodes", integer),
+        ("mean_steps", "mean steps", f1d),
+        ("sd_steps", "sd", f1d),
+        ("median_steps", "median", f1d),
+        ("paper_mean_steps", "paper mean steps", f1d),
+    ],
+    "wilcoxon": [
+        ("model", "model", text),
+        ("config", "config", text),
+        ("regime", "regime", text),
+        ("modality", "modality", text),
+        ("metric", "metric", text),
+        ("a", "A", text),
+        ("b", "B", text),
+        ("n_pairs", "pairs", integer),
+        ("n_nonzero", "non-zero", integer),
+        ("rate_a", "A %", f1d),
+        ("rate_b", "B %", f1d),
+        ("diff_pp", "A - B (pp)", f1d),
+        ("statistic", "W", f1d),
+        ("method", "method", text),
+        ("pvalue", "p", pval),
+        ("pvalue_holm", "p (Holm)", pval),
+        ("rank_biserial", "r_rb", f3),
+        ("significant", "p (Holm) < alpha", yes),
+        ("note", "note", text),
+    ],
+    "correlation": [
+        ("model", "model", text),
+        ("regime", "regime", text),
+        ("seeds", "seeds", integer),
+        ("f1_mean", "mean F1", f3),
+        (f"{paper.AUDITED}_success", f"{paper.AUDITED} success %", f1d),
+        ("pearson_r", "Pearson r", f3),
+        ("pearson_p", "p", pval),
+        ("spearman_rho", "Spearman rho", f3),
+        ("spearman_p", "p", pval),
+        ("note", "note", text),
+    ],
+    "path_recall": [
+        ("model", "model", text),
+        ("regime", "regime", text),
+        ("modality", "modality", text),
+        ("seeds", "seeds", integer),
+        (f"{paper.AUDITED}_seeds", f"seeds with {paper.AUDITED}", integer),
+        ("all_n", "all N", integer),
+        ("all_recall", "all recall", f3),
+        ("trajectory_n", "trajectory N", integer),
+        ("trajectory_recall", "trajectory recall", f3),
+        ("near_trajectory_n", "near traj. N", integer),
+        ("near_trajectory_recall", "near traj. recall", f3),
+        ("near_trajectory_thaw_recall", "near traj. thaw recall", f3),
+        ("true_path_n", "true path N", integer),
+        ("true_path_recall", "true path recall", f3),
+        ("remembered_path_n", "remembered path N", integer),
+        ("remembered_path_recall", "remembered path recall", f3),
+        ("remembered_path_thaw_recall", "remembered path thaw recall", f3),
+    ],
+    "inputs": [
+        ("file", "log", text),
+        ("family", "task", text),
+        ("model", "model", text),
+        ("cell", "regime / strategy / modality", text),
+        ("config", "config", text),
+        ("status", "status", text),
+        ("epochs", "epochs", integer),
+        ("used_samples", "samples counted", integer),
+    ],
+}
+
+TITLES = {
+    "detection": "Detection: precision / recall / F1 by model x regime x modality",
+    "modality": "Detection F1 by modality, averaged over regimes (paper SPEC section 7)",
+    "direction": "Thaw vs freeze recall; flag rate on valid SAFE vs stale-thaw entries",
+    "navigation": "Navigation: success / death / timeout by model x strategy x regime",
+    "gain": f"{paper.AUDITED.upper()} success gain over {paper.BASELINE}",
+    "steps": "Mean trajectory length by outcome and strategy",
+    "wilcoxon": "Paired Wilcoxon signed-rank tests between strategies (per-seed rates over epochs)",
+    "correlation": f"Per-seed detection F1 vs per-seed {paper.AUDITED.upper()} success (Pearson, Spearman)",
+    "path_recall": "Path-conditioned detection recall",
+    "inputs": "Logs read",
+}
+
+#: The tables printed to the terminal (all of them go into the Markdown).
+MAIN_TABLES = ("detection", "direction", "navigation", "steps", "wilcoxon", "correlation", "path_recall")
+
+
+MISSING = {
+    "detection": "No detect logs: the detection sections are empty.",
+    "modality": "No detect logs.",
+    "direction": "No detect logs.",
+    "navigation": "No navigate logs: the navigation sections are empty.",
+    "gain": "Needs navigate logs of both omcd and no_filter for the same model, regime and modality.",
+    "steps": "No navigate logs.",
+    "wilcoxon": "Needs navigate logs of at least two strategies of one model, regime and modality.",
+    "correlation": (
+        "Needs detect (text, default configuration) and navigate omcd (text, default configuration) "
+        "logs of the same model and regime."
+    ),
+    "path_recall": "Needs detect logs in the default configuration (and navigate omcd logs for the trajectory sets).",
+    "inputs": "No logs of this suite were found.",
+}
+
+NOTES = {
+    "detection": (
+        "Pooled: counts summed over all entries, windows, seeds and epochs (micro). Mean +- sd: per seed "
+        "(averaged over its epochs), then mean and sample sd over seeds, as the paper reports. A seed's F1 is "
+        "the task's per-sample F1 (0 without a true positive); undefined P/R (no flag / no stale entry) are "
+        "left out of the mean. '-' marks an undefined ratio. Rows with a non-empty config are not the "
+        "paper's protocol (B = 10, binary output)."
+    ),
+    "direction": (
+        "Thaw = F->H (a SAFE claim over a new hole: a miss kills); freeze = H->F. The thaw recall is the flag "
+        "rate on stale-thaw entries; beside the flag rate on still-valid SAFE entries (over frozen ice: S and G "
+        "are SAFE too but can never go stale, so they are not counted) it is the paper's Figure 4 control: a "
+        "gap near 0 means the auditor is not looking at the observation."
+    ),
+    "navigation": (
+        "Rates over episodes (each seed x epoch once). Paper values (SPEC section 7) appear where the model "
+        "name matches (gpt-4o: text L2; claude: L1); they are the paper's model versions, not necessarily yours."
+    ),
+    "gain": "Paper: GPT-4o +14.4 pp on L1 and +24.4 pp on L3 (SPEC section 7); L2 is 32.8 - 14.4 from its table.",
+    "steps": "Paper mean steps (SPEC section 7) do not state the regime; they are shown on every regime's row.",
+    "wilcoxon": (
+        "Two-sided Wilcoxon signed-rank tests (scipy.stats.wilcoxon) on the exact per-seed differences of the "
+        "rates (successes / episodes of each seed, as fractions, so equal differences tie), over the seeds both "
+        "strategies ran; zero differences are dropped (Wilcoxon's convention) and 'non-zero' counts the rest. "
+        "method: 'exact' = the exact null distribution (no ties, up to 50 pairs); 'permutation' = exact given "
+        "the ties (every sign assignment enumerated, up to 13 pairs); 'asymptotic' = the normal approximation "
+        "with tie-corrected variance and no continuity correction (ties and more than 13 pairs). Each "
+        "(model, config, regime, modality) cell is one family (every pair of strategies, on success and on "
+        "death); p (Holm) is Holm's step-down adjustment within it, and 'p (Holm) < alpha' (alpha = {alpha}) "
+        "controls the family-wise error rate. r_rb = matched-pairs rank-biserial correlation, positive when A "
+        "is higher. With n non-zero pairs all in one direction the smallest exact p is 2 / 2^n, so alpha = "
+        "{alpha} needs at least 11 of them, before the adjustment."
+    ),
+    "correlation": (
+        "Per seed: the detect task's F1 (text, default configuration) and the omcd success rate over the "
+        "seed's epochs (text, default configuration), same model and regime. Undefined when either side is "
+        "constant over seeds (e.g. a perfect auditor)."
+    ),
+    "path_recall": (
+        "Recall of the detect task's verdicts on stale entries whose cell lies in a set: 'all' is ordinary "
+        "recall; 'trajectory' the cells the agent stepped on in the omcd episodes of the same seed (pooled "
+        "over episodes); 'near traj.' those cells and their 4-neighbours (where a missed thaw can kill); "
+        "'true path' a shortest S->G path on the true grid (L1/L2 after the pre-game changes, L3 the final "
+        "grid); 'remembered path' a shortest path on the original grid, the route stale memory suggests "
+        "(its thaws are the deadly misses). L3 pools every detection window."
+    ),
+}

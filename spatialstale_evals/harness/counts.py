@@ -1,0 +1,206 @@
+"""Count records of a detect sample or a navigate episode, and every ratio the
+suite reports over them.
+
+Pure Python (no Inspect, no pandas), so a metric is defined once: the task
+metrics (``harness/metrics.py``) and the report's tables
+(``analysis/tables.py``) both sum records with ``total`` and apply the same
+function. A ratio with a zero denominator is None here; the task metrics show
+it as 0.0, the report as NaN ("-").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
+
+from spatialstale_evals.world.grid import FROZEN, Grid
+from spatialstale_evals.world.memory import SAFE, MemoryEntry
+from spatialstale_evals.world.staleness import FREEZE, THAW
+
+CONFUSION_KEYS = (
+    "tp",
+    "fp",
+    "fn",
+    "tn",
+    "stale_thaw",
+    "stale_freeze",
+    "thaw_flagged",
+    "freeze_flagged",
+    "valid_safe",
+    "valid_safe_flagged",
+)
+PARSE_KEYS = (
+    "parse_failures",
+    "missing",
+    "invalid",
+    "unknown_ids",
+    "duplicate_ids",
+    "unparseable_replies",
+    "refusals",
+)
+#: The counts of one detection window, as recorded and as summed per sample.
+DETECTION_KEYS = (*CONFUSION_KEYS, "entries", *PARSE_KEYS, "calls")
+
+T = TypeVar("T", bound="Counts")
+
+
+def ratio(num: float, den: float) -> float | None:
+    return float(num) / float(den) if den else None
+
+
+def f1_from_counts(tp: float, fp: float, fn: float) -> float:
+    """F1 = 2TP / (2TP + FP + FN); 0.0 when there is no true positive (a window
+    with nothing stale and nothing flagged included)."""
+    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Summable counts; ``n`` is how many records were summed."""
+
+    n: float = 0
+
+    @classmethod
+    def total(cls: type[T], records: Iterable[Mapping[str, Any]]) -> T:
+        """The field-wise sum of ``records`` (score values or table rows; keys
+        that are not fields are ignored, missing ones count 0)."""
+        names = [f.name for f in fields(cls) if f.name != "n"]
+        sums = dict.fromkeys(names, 0.0)
+        n = 0
+        for record in records:
+            n += 1
+            for name in names:
+                sums[name] += float(record.get(name, 0) or 0)
+        return cls(n=n, **sums)
+
+
+@dataclass(frozen=True)
+class DetectionCounts(Counts):
+    tp: float = 0
+    fp: float = 0
+    fn: float = 0
+    tn: float = 0
+    stale_thaw: float = 0
+    stale_freeze: float = 0
+    thaw_flagged: float = 0
+    freeze_flagged: float = 0
+    valid_safe: float = 0
+    valid_safe_flagged: float = 0
+    entries: float = 0
+    parse_failures: float = 0
+
+
+@dataclass(frozen=True)
+class NavigationCounts(Counts):
+    success: float = 0
+    death: float = 0
+    timeout: float = 0
+    steps: float = 0
+    steps_if_success: float = 0
+    steps_if_death: float = 0
+    steps_if_timeout: float = 0
+    fallbacks: float = 0
+    death_on_stale: float = 0
+
+
+def confusion(
+    memory: Iterable[MemoryEntry], flagged: set[str], labels: Mapping[str, str | None], g0: Grid
+) -> dict[str, int]:
+    """Entry-level counts of one audit window against the truth (``labels``:
+    entry id -> thaw / freeze / None). The valid-SAFE control counts only
+    entries over frozen cells: S and G are SAFE too but can never go stale."""
+    counts = dict.fromkeys(CONFUSION_KEYS, 0)
+    for entry in memory:
+        kind, hit = labels.get(entry.id), entry.id in flagged
+        counts["tp" if kind and hit else "fn" if kind else "fp" if hit else "tn"] += 1
+        if kind == THAW:
+            counts["stale_thaw"] += 1
+            counts["thaw_flagged"] += hit
+        elif kind == FREEZE:
+            counts["stale_freeze"] += 1
+            counts["freeze_flagged"] += hit
+        elif entry.claim == SAFE and g0[entry.row][entry.col] == FROZEN:
+            counts["valid_safe"] += 1
+            counts["valid_safe_flagged"] += hit
+    return counts
+
+
+def detection_value(windows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """A detect sample's score value: every window's counts summed, its F1 and
+    the number of windows."""
+    totals: dict[str, float] = {key: sum(w.get(key, 0) for w in windows) for key in DETECTION_KEYS}
+    totals["f1"] = f1_from_counts(totals["tp"], totals["fp"], totals["fn"])
+    totals["windows"] = len(windows)
+    return totals
+
+
+# -- detection ratios (pooled: micro averages) --------------------------------------
+
+
+def precision(c: DetectionCounts) -> float | None:
+    """TP / (TP + FP) over every entry and window."""
+    return ratio(c.tp, c.tp + c.fp)
+
+
+def recall(c: DetectionCounts) -> float | None:
+    """TP / (TP + FN)."""
+    return ratio(c.tp, c.tp + c.fn)
+
+
+def f1(c: DetectionCounts) -> float:
+    """Pooled (micro) F1."""
+    return f1_from_counts(c.tp, c.fp, c.fn)
+
+
+def thaw_recall(c: DetectionCounts) -> float | None:
+    """Recall on thawed entries (SAFE claims over a new hole: the deadly misses).
+    Also the flag rate on stale-thaw entries: set it beside
+    ``flag_rate_valid_safe`` for the paper's Figure 4 control."""
+    return ratio(c.thaw_flagged, c.stale_thaw)
+
+
+def freeze_recall(c: DetectionCounts) -> float | None:
+    """Recall on frozen entries (DANGER claims whose cell is now safe)."""
+    return ratio(c.freeze_flagged, c.stale_freeze)
+
+
+def flag_rate_valid_safe(c: DetectionCounts) -> float | None:
+    """How often a still-true SAFE entry over frozen ice is flagged. Equal to
+    ``thaw_recall``, the audit is not looking at the observation (the paper's
+    Figure 4 control: valid SAFE vs stale thaw)."""
+    return ratio(c.valid_safe_flagged, c.valid_safe)
+
+
+def parse_failure_rate(c: DetectionCounts) -> float | None:
+    """Entries without a usable verdict / entries audited."""
+    return ratio(c.parse_failures, c.entries)
+
+
+# -- navigation ratios ------------------------------------------------------------
+
+
+def rate(outcome: str) -> Callable[[NavigationCounts], float | None]:
+    """The share of episodes counted by ``outcome`` (success, death, timeout, death_on_stale)."""
+
+    def share(c: NavigationCounts) -> float | None:
+        return ratio(getattr(c, outcome), c.n)
+
+    share.__name__ = f"{outcome}_rate"
+    return share
+
+
+def mean_steps(outcome: str) -> Callable[[NavigationCounts], float | None]:
+    """Mean episode length of the episodes that ended in ``outcome`` (the paper's
+    trajectory-length decomposition)."""
+
+    def steps(c: NavigationCounts) -> float | None:
+        return ratio(getattr(c, f"steps_if_{outcome}"), getattr(c, outcome))
+
+    steps.__name__ = f"steps_{outcome}"
+    return steps
+
+
+def fallback_rate(c: NavigationCounts) -> float | None:
+    """Decisions without a valid ``move`` call (greedy fallback) / all decisions."""
+    return ratio(c.fallbacks, c.steps)

@@ -1,0 +1,147 @@
+"""One navigation episode: its live state, what each move answers, the
+fallback move, and the record the scorer reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from spatialstale_evals.harness import prompts
+from spatialstale_evals.world.env import DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
+from spatialstale_evals.world.grid import ACTIONS, Cell, Grid
+from spatialstale_evals.world.instance import Instance
+from spatialstale_evals.world.memory import MemoryEntry
+from spatialstale_evals.world.staleness import change_kind
+
+#: The outcome of an episode that an Inspect limit (``--token-limit``,
+#: ``--time-limit``, ``--message-limit``) stopped first: neither success, death
+#: nor timeout, and counted apart (score value ``limit``).
+LIMIT = "limit"
+OUTCOMES = (SUCCESS, DEATH, TIMEOUT)
+REWARDS = {SUCCESS: 1.0, DEATH: -1.0}
+
+
+def greedy_direction(agent: Cell, goal: Cell) -> str:
+    """The paper's fallback: one step toward the goal along the axis with the
+    larger remaining distance (rows on a tie), blind to holes."""
+    dr, dc = goal[0] - agent[0], goal[1] - agent[1]
+    if dr == dc == 0:
+        return "DOWN"
+    if abs(dr) >= abs(dc):
+        return "DOWN" if dr > 0 else "UP"
+    return "RIGHT" if dc > 0 else "LEFT"
+
+
+@dataclass
+class Episode:
+    """One episode's live state and record."""
+
+    env: DynamicFrozenLakeEnv
+    view: list[MemoryEntry]
+    trajectory: list[list[int]] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    fallbacks: list[dict[str, Any]] = field(default_factory=list)
+    extra_calls: int = 0
+    events: list[dict[str, Any]] = field(default_factory=list)
+    audits: list[dict[str, Any]] = field(default_factory=list)
+    nav_tokens: int = 0
+    audit_tokens: int = 0
+    audit_calls: int = 0
+    death_cell: Cell | None = None
+    last_fired: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def grid(self) -> Grid:
+        return self.env.grid
+
+    @property
+    def agent(self) -> Cell:
+        return self.env.agent
+
+    @property
+    def steps_left(self) -> int:
+        return self.env.max_steps - self.env.steps
+
+    @property
+    def over(self) -> bool:
+        return self.env.outcome is not None
+
+    def step(self, direction: str) -> str:
+        """Apply one move; the text the ``move`` tool returns."""
+        before = self.env.agent
+        _, _, _, _, info = self.env.step(ACTIONS.index(direction))
+        row, col = pos = self.env.agent
+        self.actions.append(direction)
+        self.trajectory.append(list(pos))
+        self.last_fired = info["events"]
+        self.events.extend(info["events"])
+        if self.env.outcome == DEATH:
+            self.death_cell = pos
+            return prompts.MOVE_DEATH.format(direction=direction, row=row, col=col)
+        if self.env.outcome == SUCCESS:
+            return prompts.MOVE_SUCCESS.format(direction=direction, row=row, col=col)
+        moved = prompts.MOVE_BUMPED if pos == before else prompts.MOVE_MOVED
+        where = moved.format(direction=direction, row=row, col=col)
+        if self.env.outcome == TIMEOUT:
+            return prompts.MOVE_TIMEOUT.format(where=where)
+        return prompts.MOVE_CONTINUE.format(where=where, steps_left=self.steps_left)
+
+
+def episode_record(episode: Episode, instance: Instance) -> dict[str, Any]:
+    """What the scorer reads (``Score.metadata``): the outcome, the trajectory,
+    and the entry each death traces to."""
+    outcome, steps = episode.env.outcome or LIMIT, episode.env.steps
+    death_on_stale = death_on_stale_shown = False
+    death_entry = None
+    if episode.death_cell is not None:
+        death_on_stale = change_kind(instance.g0, episode.grid, episode.death_cell) is not None
+        death_entry = next(e.id for e in instance.memory if e.cell == episode.death_cell)
+        death_on_stale_shown = death_on_stale and any(e.id == death_entry for e in episode.view)
+    return {
+        "outcome": outcome,
+        "steps": steps,
+        "reward": REWARDS.get(outcome, 0.0),
+        "trajectory": episode.trajectory,
+        "actions": episode.actions,
+        "fallbacks": episode.fallbacks,
+        "extra_calls": episode.extra_calls,
+        "death_cell": list(episode.death_cell) if episode.death_cell else None,
+        "death_entry": death_entry,
+        "death_on_stale": death_on_stale,
+        "death_on_stale_shown": death_on_stale_shown,
+        "audits": episode.audits,
+        "events_realized": episode.events,
+        "view_size": len(episode.view),
+        "tokens": {"navigator": episode.nav_tokens, "auditor": episode.audit_tokens},
+        "audit_calls": episode.audit_calls,
+    }
+
+
+def score_value(record: dict[str, Any]) -> dict[str, Any]:
+    """The episode's ``Score.value``: counts the task metrics and the report sum."""
+    outcome, steps = record["outcome"], record["steps"]
+    flags = {k: int(outcome == k) for k in OUTCOMES}
+    return {
+        **flags,
+        "reward": record["reward"],
+        "steps": steps,
+        **{f"steps_if_{k}": steps * v for k, v in flags.items()},
+        LIMIT: int(outcome == LIMIT),
+        "fallbacks": len(record["fallbacks"]),
+        "extra_calls": record["extra_calls"],
+        "death_on_stale": int(record["death_on_stale"]),
+        "death_on_stale_shown": int(record["death_on_stale_shown"]),
+        "audit_calls": record["audit_calls"],
+        "tokens": sum(record["tokens"].values()),
+    }
+
+
+def score_explanation(record: dict[str, Any]) -> str:
+    text = f"{record['outcome']} after {record['steps']} steps"
+    if record["death_cell"]:
+        text += (
+            f" in {tuple(record['death_cell'])} ({record['death_entry']}: "
+            f"{'stale' if record['death_on_stale'] else 'not stale'}"
+            f"{', shown to the agent' if record['death_on_stale_shown'] else ''})"
+        )
+    return text

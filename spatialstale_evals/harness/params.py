@@ -1,0 +1,72 @@
+"""Task parameters: the checks every task runs before any model is called, and
+the vocabularies and defaults read off the task signatures.
+
+The signatures are the one source of truth: a parameter that is a choice is
+typed with a ``Literal`` (next to the registry it names), and the CLI's
+choices, the report's defaults and the run matrix read them from there
+(``choices``, ``defaults``) instead of copying them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, get_args, get_origin
+
+
+def check_choice(name: str, value: Any, choices: Sequence[Any] | Mapping[str, Any]) -> None:
+    if not isinstance(value, str | int | float | type(None)) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}; got {value!r}")
+
+
+def check_positive_int(name: str, value: Any, allow_zero: bool = False) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < (0 if allow_zero else 1):
+        raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} integer; got {value!r}")
+    return value
+
+
+def check_unit_interval(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{name} must be a number in [0, 1]; got {value!r}")
+    if math.isnan(float(value)):
+        raise ValueError(f"{name} must be a number in [0, 1]; got {value!r}")
+    return float(value)
+
+
+def parameters(task: Callable[..., Any]) -> dict[str, inspect.Parameter]:
+    """The task's named parameters (its ``**unknown`` catch-all left out)."""
+    params = inspect.signature(task).parameters
+    return {n: p for n, p in params.items() if p.kind is not inspect.Parameter.VAR_KEYWORD}
+
+
+def reject_unknown(task: Callable[..., Any], unknown: Mapping[str, Any]) -> None:
+    """A misspelled ``-T`` argument is an error, not a warning: without it a
+    typo (``-T view_radus=2``) silently runs the default configuration.
+    Inspect hands every argument the signature does not name to the task's
+    ``**unknown``, which calls this."""
+    if unknown:
+        valid = ", ".join(parameters(task))
+        raise ValueError(
+            f"{getattr(task, '__name__', 'task')}: unknown task parameter(s) {', '.join(sorted(unknown))}; "
+            f"the parameters are: {valid}"
+        )
+
+
+def type_hints(task: Callable[..., Any]) -> dict[str, Any]:
+    """Resolved annotations of the task function (under Inspect's @task wrapper)."""
+    return typing.get_type_hints(inspect.unwrap(task))
+
+
+def choices(task: Callable[..., Any], name: str) -> tuple[Any, ...]:
+    """The values a ``Literal``-typed parameter admits, in their declared order."""
+    hint = type_hints(task)[name]
+    if get_origin(hint) is not typing.Literal:
+        raise TypeError(f"{getattr(task, '__name__', task)}() parameter {name!r} is not a Literal: {hint!r}")
+    return get_args(hint)
+
+
+def defaults(task: Callable[..., Any]) -> dict[str, Any]:
+    """Every parameter's default value."""
+    return {n: p.default for n, p in parameters(task).items() if p.default is not inspect.Parameter.empty}

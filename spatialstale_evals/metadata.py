@@ -1,0 +1,29 @@
+"""The eval's metadata (``eval.yaml``, in the inspect_evals format), read once.
+
+The task version lives there and only there: the tasks read it from here, as
+inspect_evals' tasks read theirs through ``load_eval_metadata``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib.resources import files
+from typing import Any
+
+import yaml
+
+EVAL_YAML = "eval.yaml"
+
+
+@lru_cache(maxsize=1)
+def eval_metadata() -> dict[str, Any]:
+    """The parsed ``spatialstale_evals/eval.yaml``."""
+    data = yaml.safe_load((files("spatialstale_evals") / EVAL_YAML).read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or "version" not in data:
+        raise ValueError(f"spatialstale_evals/{EVAL_YAML} must be a mapping with a version")
+    return data
+
+
+def task_version() -> str:
+    """The version of every task of the suite (``1-A``: comparability 1, revision A)."""
+    return str(eval_metadata()["version"])

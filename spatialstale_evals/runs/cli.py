@@ -1,0 +1,152 @@
+"""``spatialstale matrix``: the run matrix from the command line.
+
+    spatialstale matrix --model openai/gpt-4o --log-dir logs/matrix --dry-run
+    spatialstale matrix --model openai/gpt-4o --log-dir logs/matrix --max-connections 20 --display plain
+
+The matrix's own options choose what runs (models, regimes, strategies,
+modalities, seeds, epochs, batch size, dataset); their choices and defaults
+are the tasks' own. Every other option is one of Inspect's ``eval-set``
+options, spelled as Inspect's CLI spells them (``--max-connections 20``,
+``--retry-attempts 3``, ``--display plain``, ``--temperature 0``,
+``--no-fail-on-error`` ...), passed through to ``inspect_ai.eval_set`` with
+its value read as YAML (as Inspect reads ``-M``); ``-M key=value`` and
+``--model-role role=model`` work as in ``inspect eval-set``. A name
+``eval_set`` does not take is an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from inspect_ai import eval_set
+from inspect_ai.model import GenerateConfigArgs
+
+from spatialstale_evals.harness.params import choices
+from spatialstale_evals.runs.matrix import FAMILIES, MatrixSpec, format_plan, plan, run_matrix
+
+detect, navigate = FAMILIES["detect"], FAMILIES["navigate"]
+
+#: eval_set arguments the matrix sets itself (from its own options).
+SET_BY_MATRIX = {"tasks", "log_dir", "model", "limit", "log_dir_allow_dirty", "epochs", "model_args", "model_roles"}
+PASSTHROUGH = (
+    (set(inspect.signature(eval_set).parameters) | set(GenerateConfigArgs.__annotations__)) - SET_BY_MATRIX - {"kwargs"}
+)
+
+
+def _yaml(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def _key_value(text: str) -> tuple[str, Any]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    key, value = text.split("=", 1)
+    return key.strip(), _yaml(value.strip())
+
+
+def eval_set_options(tokens: list[str]) -> dict[str, Any]:
+    """``--max-connections 20 --no-fail-on-error --display=plain`` as
+    ``{"max_connections": 20, "fail_on_error": False, "display": "plain"}``."""
+    options: dict[str, Any] = {}
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if not token.startswith("--"):
+            raise ValueError(f"unexpected argument {token!r} (Inspect options are passed as --name value)")
+        name, _, inline = token[2:].partition("=")
+        key = name.replace("-", "_")
+        if key.startswith("no_") and key[3:] in PASSTHROUGH and not inline:
+            options[key[3:]] = False
+            i += 1
+            continue
+        if key not in PASSTHROUGH:
+            hint = " (set it with the matrix's own options)" if key in SET_BY_MATRIX else ""
+            raise ValueError(f"--{name} is not an option of inspect_ai.eval_set{hint}")
+        if inline:
+            options[key], i = _yaml(inline), i + 1
+        elif i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
+            options[key], i = _yaml(tokens[i + 1]), i + 2
+        else:
+            options[key], i = True, i + 1
+    return options
+
+
+def _models(values: list[str]) -> list[str]:
+    return [m.strip() for v in values for m in v.split(",") if m.strip()]
+
+
+def matrix_command(args: argparse.Namespace, extra: list[str]) -> int:
+    spec = MatrixSpec(
+        models=_models(args.model),
+        regimes=args.regimes,
+        modalities=args.modalities,
+        strategies=args.strategies,
+        nav_modalities=args.nav_modalities,
+        families=args.tasks,
+        seeds=args.seeds,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        dataset=args.dataset,
+    )
+    try:
+        options = eval_set_options(extra)
+        planned = plan(spec, estimate=args.dry_run)  # validates the spec and loads the dataset
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.dry_run:
+        print(format_plan(spec, planned))
+        print("\ndry run: no model was called and nothing was written.")
+        return 0
+    began = time.perf_counter()
+    roles = dict(args.model_role) or None
+    ok, logs = run_matrix(spec, args.log_dir, model_args=dict(args.model_arg), model_roles=roles, **options)
+    done = sum(1 for log in logs if log.status == "success")
+    print(
+        f"matrix {'complete' if ok else 'INCOMPLETE'}: {done}/{len(logs)} task log(s) finished in {args.log_dir} "
+        f"({time.perf_counter() - began:.1f} s). "
+        + (
+            f"Next: spatialstale report {args.log_dir} --out REPORT_DIR"
+            if ok
+            else "Run the same command again to resume."
+        )
+    )
+    return 0 if ok else 1
+
+
+def add_matrix_subcommand(subparsers: Any) -> None:
+    """Add ``matrix`` to an argparse subparsers group; its handler takes the
+    namespace and the arguments argparse did not recognise (Inspect's)."""
+    spec = MatrixSpec(models=[])
+    mp = subparsers.add_parser(
+        "matrix",
+        help="run the paper's matrix of detect and navigate tasks with eval_set (resumable)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    mp.add_argument("--model", action="append", required=True, metavar="M", help="repeat or comma-separate")
+    mp.add_argument("--log-dir", type=Path, required=True, metavar="DIR")
+    mp.add_argument("--dry-run", action="store_true", help="print tasks, samples, calls and token estimates")
+    mp.add_argument("--seeds", type=int, default=None, metavar="N", help="first N instances of each regime")
+    mp.add_argument("--epochs", type=int, default=spec.epochs, metavar="E", help=f"episodes per seed ({spec.epochs})")
+    mp.add_argument("--regimes", nargs="+", default=list(spec.regimes), choices=choices(navigate, "regime"))
+    mp.add_argument("--strategies", nargs="+", default=list(spec.strategies), choices=choices(navigate, "strategy"))
+    mp.add_argument("--modalities", nargs="+", default=list(spec.modalities), choices=choices(detect, "modality"))
+    mp.add_argument(
+        "--nav-modalities", nargs="+", default=list(spec.nav_modalities), choices=choices(navigate, "modality")
+    )
+    mp.add_argument("--tasks", nargs="+", default=list(spec.families), choices=tuple(FAMILIES))
+    mp.add_argument("--batch-size", type=int, default=spec.batch_size, help=f"audit batch size B ({spec.batch_size})")
+    mp.add_argument("--dataset", default=None, help="dataset folder (default the canonical set)")
+    mp.add_argument("-M", "--model-arg", action="append", type=_key_value, default=[], metavar="KEY=VALUE")
+    mp.add_argument("--model-role", action="append", type=_key_value, default=[], metavar="ROLE=MODEL")
+    mp.set_defaults(func=matrix_command, passthrough=True)
