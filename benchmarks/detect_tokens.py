@@ -15,9 +15,16 @@ import tempfile
 
 from inspect_ai import eval as inspect_eval
 
+from spatialstale_evals import paper
 from spatialstale_evals.detect import detect
 
-PAPER = {1: (64, "18.7k"), 10: (7, "3.1k"), 20: (4, "2.2k")}
+
+def paper_cost(batch_size: int) -> tuple[str, str]:
+    """The paper's (calls, tokens) per instance at ``batch_size``, as printed; '-' where it reports none."""
+    if batch_size not in paper.DETECTION_COST:
+        return "-", "-"
+    calls, tokens = paper.DETECTION_COST[batch_size]
+    return str(calls), f"{tokens / 1000:.1f}k"
 
 
 def main() -> None:
@@ -37,7 +44,7 @@ def main() -> None:
             inputs = [sum(u.input_tokens for u in s.model_usage.values()) for s in samples]
             calls = [s.scores["detection_scorer"].value["calls"] for s in samples]
             f1 = log.results.scores[0].metrics["f1"].value if log.results else float("nan")
-            paper_calls, paper_tokens = PAPER.get(b, ("-", "-"))
+            paper_calls, paper_tokens = paper_cost(b)
             rows.append(
                 f"| {b} | {sum(calls) / len(calls):.1f} | {sum(inputs) / len(inputs) / 1000:.1f}k "
                 f"| {sum(usage) / len(usage) / 1000:.1f}k | {f1:.3f} | {paper_calls} | {paper_tokens} |"

@@ -16,7 +16,7 @@ import time
 from inspect_ai import eval as inspect_eval
 
 from spatialstale_evals.detect import detect
-from spatialstale_evals.harness.navigation import STRATEGIES
+from spatialstale_evals.harness.strategies import STRATEGIES
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.world.regimes import REGIMES
 
@@ -36,7 +36,7 @@ def main() -> None:
     for policy in args.policies.split(","):
         model = f"spatialstale/{policy}"
         start = time.perf_counter()
-        tasks = [detect(regime=r, modality=m) for r in REGIMES for m in ("text", "image")]
+        tasks = [detect(regime=r, modality=m) for r in REGIMES.keys() for m in ("text", "image")]
         logs = inspect_eval(tasks, model=model, log_dir=args.log_dir, display="none", max_tasks=4)
         for log in logs:
             a, m = log.eval.task_args, _metrics(log)
@@ -48,7 +48,7 @@ def main() -> None:
         start = time.perf_counter()
         tasks = [
             navigate(regime=r, strategy=s, modality=args.modality, epochs=args.epochs)
-            for r in REGIMES
+            for r in REGIMES.keys()
             for s in STRATEGIES
         ]
         logs = inspect_eval(tasks, model=model, log_dir=args.log_dir, display="none", max_tasks=4)

@@ -29,10 +29,11 @@ if TYPE_CHECKING:  # what the lazy exports below resolve to, for readers and typ
     from spatialstale_evals.detect import detect
     from spatialstale_evals.navigate import navigate
 
-#: The @task functions, each defined in the module of the same name.
-TASKS = ("detect", "navigate")
-
 __all__ = ["detect", "navigate"]
+
+#: The @task functions, each defined in the module of the same name (``eval.yaml``
+#: lists the same; a conformance test checks it).
+TASKS: tuple[str, ...] = tuple(__all__)
 
 
 def task_functions() -> dict[str, Callable[..., Any]]:

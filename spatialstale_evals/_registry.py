@@ -1,11 +1,13 @@
 """Inspect registry entry point: importing this registers the suite's tasks
-(``spatialstale_evals/detect``, ``spatialstale_evals/navigate``) and the
-``spatialstale/<policy>`` scripted model provider."""
+(``spatialstale_evals/detect``, ``spatialstale_evals/navigate``, every name in
+the package's ``__all__``) and the ``spatialstale/<policy>`` scripted model
+provider."""
 
 from inspect_ai.model import modelapi
 
-from spatialstale_evals.detect import detect
-from spatialstale_evals.navigate import navigate
+from spatialstale_evals import TASKS, task_functions
+
+task_functions()  # imports each task module, whose @task registers it
 
 
 @modelapi(name="spatialstale")
@@ -15,4 +17,4 @@ def spatialstale():  # noqa: ANN201 - Inspect's provider factory protocol
     return ScriptedAPI
 
 
-__all__ = ["detect", "navigate", "spatialstale"]
+__all__ = [*TASKS, "spatialstale"]

@@ -31,17 +31,16 @@ import yaml
 from inspect_ai import list_tasks
 from inspect_ai.util import registry_create
 
+import spatialstale_evals
 from spatialstale_evals.detect import TASK_VERSION as DETECT_VERSION
-from spatialstale_evals.detect import detect
 from spatialstale_evals.navigate import TASK_VERSION as NAVIGATE_VERSION
-from spatialstale_evals.navigate import navigate
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 EVAL_YAML = ROOT / "spatialstale_evals" / "eval.yaml"
 PACKAGE = "spatialstale_evals"
 
-TASKS: tuple[Callable[..., Any], ...] = (detect, navigate)
+TASKS: tuple[Callable[..., Any], ...] = tuple(spatialstale_evals.task_functions().values())
 TASK_VERSIONS = {"detect": DETECT_VERSION, "navigate": NAVIGATE_VERSION}
 
 BEGIN = "<!-- Parameters: Automatically Generated -->"
@@ -278,7 +277,7 @@ def test_eval_yaml_has_the_inspect_evals_fields(eval_yaml: dict[str, Any]) -> No
 
 
 def test_eval_yaml_version_is_the_tasks_version(eval_yaml: dict[str, Any]) -> None:
-    assert {task["name"] for task in eval_yaml["tasks"]} == set(TASK_VERSIONS)
+    assert [task["name"] for task in eval_yaml["tasks"]] == list(spatialstale_evals.TASKS) == list(TASK_VERSIONS)
     for name, version in TASK_VERSIONS.items():
         assert eval_yaml["version"] == version, f"eval.yaml version {eval_yaml['version']!r} != {name} {version!r}"
 

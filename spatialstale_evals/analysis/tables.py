@@ -6,8 +6,9 @@ Conventions (also stated in the report):
 
 - *Pooled* precision/recall/F1 sum the entry counts over every window, sample
   and epoch of a cell (micro average) with the very functions the task metrics
-  use (``harness/counts.py``). A ratio with a zero denominator is NaN (shown
-  as "-"), where the task metrics show 0.
+  use (``harness/metrics.py``, over the records of ``harness/counts.py``). A
+  ratio with a zero denominator is NaN (shown as "-"), where the task metrics
+  show 0.
 - *Mean +- sd over seeds*: each seed's value is first averaged over its epochs,
   then the mean and the sample standard deviation (ddof=1) are taken over
   seeds. A seed's F1 is the task's per-sample ``f1`` (0 when it has no true
@@ -28,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from spatialstale_evals import paper
-from spatialstale_evals.harness import counts
+from spatialstale_evals.harness import counts, metrics
 from spatialstale_evals.harness.counts import DetectionCounts, NavigationCounts
 from spatialstale_evals.harness.observe import OBSERVATIONS
 from spatialstale_evals.harness.strategies import STRATEGIES
@@ -45,7 +46,7 @@ ORDER: dict[str, Iterable[str]] = {
 
 
 def nan(value: float | None) -> float:
-    """A ratio of ``harness/counts.py`` as the report shows it: None -> NaN."""
+    """A ratio of ``harness/metrics.py`` as the report shows it: None -> NaN."""
     return math.nan if value is None else float(value)
 
 
@@ -98,7 +99,9 @@ def detection_table(det: pd.DataFrame) -> pd.DataFrame:
         c = DetectionCounts.total(_records(g))
         per_sample = [DetectionCounts.total([r]) for r in _records(g)]
         per_seed = (
-            g.assign(p=[nan(counts.precision(s)) for s in per_sample], r=[nan(counts.recall(s)) for s in per_sample])
+            g.assign(
+                p=[nan(metrics.precision_of(s)) for s in per_sample], r=[nan(metrics.recall_of(s)) for s in per_sample]
+            )
             .groupby("instance_id")[["p", "r", "f1"]]
             .mean()
         )
@@ -110,16 +113,16 @@ def detection_table(det: pd.DataFrame) -> pd.DataFrame:
                 **dict(zip(DET_GROUP, key)),
                 "seeds": len(per_seed),
                 "samples": len(g),
-                "precision": nan(counts.precision(c)),
-                "recall": nan(counts.recall(c)),
-                "f1": counts.f1(c),
+                "precision": nan(metrics.precision_of(c)),
+                "recall": nan(metrics.recall_of(c)),
+                "f1": metrics.f1_of(c),
                 "precision_mean": p_mean,
                 "precision_sd": p_sd,
                 "recall_mean": r_mean,
                 "recall_sd": r_sd,
                 "f1_mean": f_mean,
                 "f1_sd": f_sd,
-                "parse_failure_rate": nan(counts.parse_failure_rate(c)),
+                "parse_failure_rate": nan(metrics.parse_failure_rate_of(c)),
             }
         )
     return _sort(pd.DataFrame(rows))
@@ -166,7 +169,7 @@ def direction_table(det: pd.DataFrame) -> pd.DataFrame:
         name = paper.paper_model(row["model"])
         pt = paper.DIRECTION_RECALL.get((name, row["regime"], row["modality"], "thaw")) if name else None
         pf = paper.DIRECTION_RECALL.get((name, row["regime"], row["modality"], "freeze")) if name else None
-        thaw, safe = nan(counts.thaw_recall(c)), nan(counts.flag_rate_valid_safe(c))
+        thaw, safe = nan(metrics.thaw_recall_of(c)), nan(metrics.flag_rate_valid_safe_of(c))
         rows.append(
             {
                 **row,
@@ -175,7 +178,7 @@ def direction_table(det: pd.DataFrame) -> pd.DataFrame:
                 "paper_thaw_recall": pt[0] if pt else math.nan,
                 "paper_thaw_n": pt[1] if pt else math.nan,
                 "freeze_n": int(c.stale_freeze),
-                "freeze_recall": nan(counts.freeze_recall(c)),
+                "freeze_recall": nan(metrics.freeze_recall_of(c)),
                 "paper_freeze_recall": pf[0] if pf else math.nan,
                 "paper_freeze_n": pf[1] if pf else math.nan,
                 "valid_safe_n": int(c.valid_safe),
@@ -208,14 +211,14 @@ def navigation_table(nav: pd.DataFrame) -> pd.DataFrame:
                 **row,
                 "seeds": g["instance_id"].nunique(),
                 "episodes": len(g),
-                "success": 100 * nan(counts.rate("success")(c)),
+                "success": 100 * nan(metrics.rate_of("success")(c)),
                 "paper_success": ref[0] if ref else math.nan,
-                "death": 100 * nan(counts.rate("death")(c)),
+                "death": 100 * nan(metrics.rate_of("death")(c)),
                 "paper_death": ref[1] if ref else math.nan,
-                "timeout": 100 * nan(counts.rate("timeout")(c)),
-                "death_on_stale": 100 * nan(counts.rate("death_on_stale")(c)),
+                "timeout": 100 * nan(metrics.rate_of("timeout")(c)),
+                "death_on_stale": 100 * nan(metrics.rate_of("death_on_stale")(c)),
                 "mean_steps": ratio(c.steps, c.n),
-                "fallback_rate": nan(counts.fallback_rate(c)),
+                "fallback_rate": nan(metrics.fallback_rate_of(c)),
                 "tokens_per_episode": g["tokens"].mean(),
             }
         )

@@ -1,16 +1,15 @@
-"""Count records of a detect sample or a navigate episode, and every ratio the
-suite reports over them.
+"""What is counted: the count records of a detect sample or a navigate
+episode (the keys of their ``Score.value``), how one audit window is counted
+against the truth, and how records are summed.
 
-Pure Python (no Inspect, no pandas), so a metric is defined once: the task
-metrics (``harness/metrics.py``) and the report's tables
-(``analysis/tables.py``) both sum records with ``total`` and apply the same
-function. A ratio with a zero denominator is None here; the task metrics show
-it as 0.0, the report as NaN ("-").
+Pure Python (no Inspect, no pandas). The ratios over these records are in
+``harness/metrics.py``, where the task metrics and the report's tables both
+take them from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
@@ -133,74 +132,3 @@ def detection_value(windows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     totals["f1"] = f1_from_counts(totals["tp"], totals["fp"], totals["fn"])
     totals["windows"] = len(windows)
     return totals
-
-
-# -- detection ratios (pooled: micro averages) --------------------------------------
-
-
-def precision(c: DetectionCounts) -> float | None:
-    """TP / (TP + FP) over every entry and window."""
-    return ratio(c.tp, c.tp + c.fp)
-
-
-def recall(c: DetectionCounts) -> float | None:
-    """TP / (TP + FN)."""
-    return ratio(c.tp, c.tp + c.fn)
-
-
-def f1(c: DetectionCounts) -> float:
-    """Pooled (micro) F1."""
-    return f1_from_counts(c.tp, c.fp, c.fn)
-
-
-def thaw_recall(c: DetectionCounts) -> float | None:
-    """Recall on thawed entries (SAFE claims over a new hole: the deadly misses).
-    Also the flag rate on stale-thaw entries: set it beside
-    ``flag_rate_valid_safe`` for the paper's Figure 4 control."""
-    return ratio(c.thaw_flagged, c.stale_thaw)
-
-
-def freeze_recall(c: DetectionCounts) -> float | None:
-    """Recall on frozen entries (DANGER claims whose cell is now safe)."""
-    return ratio(c.freeze_flagged, c.stale_freeze)
-
-
-def flag_rate_valid_safe(c: DetectionCounts) -> float | None:
-    """How often a still-true SAFE entry over frozen ice is flagged. Equal to
-    ``thaw_recall``, the audit is not looking at the observation (the paper's
-    Figure 4 control: valid SAFE vs stale thaw)."""
-    return ratio(c.valid_safe_flagged, c.valid_safe)
-
-
-def parse_failure_rate(c: DetectionCounts) -> float | None:
-    """Entries without a usable verdict / entries audited."""
-    return ratio(c.parse_failures, c.entries)
-
-
-# -- navigation ratios ------------------------------------------------------------
-
-
-def rate(outcome: str) -> Callable[[NavigationCounts], float | None]:
-    """The share of episodes counted by ``outcome`` (success, death, timeout, death_on_stale)."""
-
-    def share(c: NavigationCounts) -> float | None:
-        return ratio(getattr(c, outcome), c.n)
-
-    share.__name__ = f"{outcome}_rate"
-    return share
-
-
-def mean_steps(outcome: str) -> Callable[[NavigationCounts], float | None]:
-    """Mean episode length of the episodes that ended in ``outcome`` (the paper's
-    trajectory-length decomposition)."""
-
-    def steps(c: NavigationCounts) -> float | None:
-        return ratio(getattr(c, f"steps_if_{outcome}"), getattr(c, outcome))
-
-    steps.__name__ = f"steps_{outcome}"
-    return steps
-
-
-def fallback_rate(c: NavigationCounts) -> float | None:
-    """Decisions without a valid ``move`` call (greedy fallback) / all decisions."""
-    return ratio(c.fallbacks, c.steps)

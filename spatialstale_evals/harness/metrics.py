@@ -1,11 +1,17 @@
-"""Task metrics: the ratios of ``harness/counts.py`` as Inspect metrics, and
-Inspect's own ``mean``/``stderr`` (through ``aggregate``) for the per-episode
-rates.
+"""Every metric of the suite, defined once: a pure ratio over a count record
+(``harness/counts.py``, ``*_of``) and, right after it, the task metric that
+applies it.
+
+The report's tables call the same ratio functions on the same records, so the
+log's metrics and the report cannot disagree. A ratio with a zero denominator
+is None; the task metrics show it as 0.0, the report as NaN ("-"). The
+per-episode rates and their standard errors are Inspect's own ``mean`` and
+``stderr`` through ``aggregate``.
 
 Scores are dicts of counts. Pooled metrics sum the counts over all samples
 (micro averages), which stays exact under ``--epochs``: the default mean
 reducer scales every sample's counts by the same 1/epochs, and a ratio of sums
-does not notice. An undefined ratio (zero denominator) reads 0.0 here.
+does not notice.
 """
 
 from __future__ import annotations
@@ -14,13 +20,16 @@ from collections.abc import Callable
 
 from inspect_ai.scorer import Metric, SampleScore, aggregate, mean, metric, stderr
 
-from spatialstale_evals.harness import counts
-from spatialstale_evals.harness.counts import Counts, DetectionCounts, NavigationCounts
+from spatialstale_evals.harness.counts import Counts, DetectionCounts, NavigationCounts, f1_from_counts, ratio
+
+Ratio = Callable[..., float | None]
 
 
-def _pooled(ratio: Callable[..., float | None], record: type[Counts]) -> Metric:
+def pooled(ratio_of: Ratio, record: type[Counts]) -> Metric:
+    """A task metric that sums every sample's counts into ``record`` and applies ``ratio_of``."""
+
     def compute(scores: list[SampleScore]) -> float:
-        value = ratio(record.total(s.score.value for s in scores))  # type: ignore[misc]
+        value = ratio_of(record.total(s.score.value for s in scores))  # type: ignore[misc]
         return 0.0 if value is None else value
 
     return compute
@@ -29,22 +38,34 @@ def _pooled(ratio: Callable[..., float | None], record: type[Counts]) -> Metric:
 # -- detection -----------------------------------------------------------------
 
 
+def precision_of(c: DetectionCounts) -> float | None:
+    return ratio(c.tp, c.tp + c.fp)
+
+
 @metric
 def precision() -> Metric:
     """Pooled TP / (TP + FP) over all entries and windows."""
-    return _pooled(counts.precision, DetectionCounts)
+    return pooled(precision_of, DetectionCounts)
+
+
+def recall_of(c: DetectionCounts) -> float | None:
+    return ratio(c.tp, c.tp + c.fn)
 
 
 @metric
 def recall() -> Metric:
     """Pooled TP / (TP + FN)."""
-    return _pooled(counts.recall, DetectionCounts)
+    return pooled(recall_of, DetectionCounts)
+
+
+def f1_of(c: DetectionCounts) -> float:
+    return f1_from_counts(c.tp, c.fp, c.fn)
 
 
 @metric
 def f1() -> Metric:
     """Pooled (micro) F1."""
-    return _pooled(counts.f1, DetectionCounts)
+    return pooled(f1_of, DetectionCounts)
 
 
 @metric
@@ -53,33 +74,60 @@ def f1_mean() -> Metric:
     return aggregate("f1", mean())
 
 
+def thaw_recall_of(c: DetectionCounts) -> float | None:
+    return ratio(c.thaw_flagged, c.stale_thaw)
+
+
 @metric
 def thaw_recall() -> Metric:
     """Recall on thawed entries (SAFE claims whose cell is now a hole: the deadly
-    misses); the flag rate on stale-thaw entries of the paper's Figure 4 control."""
-    return _pooled(counts.thaw_recall, DetectionCounts)
+    misses); also the flag rate on stale-thaw entries of the paper's Figure 4 control."""
+    return pooled(thaw_recall_of, DetectionCounts)
+
+
+def freeze_recall_of(c: DetectionCounts) -> float | None:
+    return ratio(c.freeze_flagged, c.stale_freeze)
 
 
 @metric
 def freeze_recall() -> Metric:
     """Recall on frozen entries (DANGER claims whose cell is now safe)."""
-    return _pooled(counts.freeze_recall, DetectionCounts)
+    return pooled(freeze_recall_of, DetectionCounts)
+
+
+def flag_rate_valid_safe_of(c: DetectionCounts) -> float | None:
+    return ratio(c.valid_safe_flagged, c.valid_safe)
 
 
 @metric
 def flag_rate_valid_safe() -> Metric:
-    """How often a still-true SAFE entry over frozen ice is flagged; compare with
-    thaw_recall (equal: the audit ignores the observation; the paper's Figure 4)."""
-    return _pooled(counts.flag_rate_valid_safe, DetectionCounts)
+    """How often a still-true SAFE entry over frozen ice is flagged (S and G can
+    never go stale and are not counted); compare with thaw_recall: equal, the
+    audit ignores the observation (the paper's Figure 4 control)."""
+    return pooled(flag_rate_valid_safe_of, DetectionCounts)
+
+
+def parse_failure_rate_of(c: DetectionCounts) -> float | None:
+    return ratio(c.parse_failures, c.entries)
 
 
 @metric
 def parse_failure_rate() -> Metric:
     """Entries that got no usable verdict / entries audited."""
-    return _pooled(counts.parse_failure_rate, DetectionCounts)
+    return pooled(parse_failure_rate_of, DetectionCounts)
 
 
 # -- navigation ----------------------------------------------------------------
+
+
+def rate_of(outcome: str) -> Ratio:
+    """The share of episodes counted by ``outcome`` (success, death, timeout,
+    death_on_stale): what ``mean()`` over per-episode flags gives."""
+
+    def share(c: NavigationCounts) -> float | None:
+        return ratio(getattr(c, outcome), c.n)
+
+    return share
 
 
 @metric
@@ -116,22 +164,32 @@ def timeout_stderr() -> Metric:
     return aggregate("timeout", stderr())
 
 
+def steps_of(outcome: str) -> Ratio:
+    """Mean episode length of the episodes that ended in ``outcome`` (the paper's
+    trajectory-length decomposition)."""
+
+    def steps(c: NavigationCounts) -> float | None:
+        return ratio(getattr(c, f"steps_if_{outcome}"), getattr(c, outcome))
+
+    return steps
+
+
 @metric
 def steps_success() -> Metric:
     """Mean episode length of successes (the paper's trajectory decomposition)."""
-    return _pooled(counts.mean_steps("success"), NavigationCounts)
+    return pooled(steps_of("success"), NavigationCounts)
 
 
 @metric
 def steps_death() -> Metric:
     """Mean episode length of deaths."""
-    return _pooled(counts.mean_steps("death"), NavigationCounts)
+    return pooled(steps_of("death"), NavigationCounts)
 
 
 @metric
 def steps_timeout() -> Metric:
     """Mean episode length of timeouts."""
-    return _pooled(counts.mean_steps("timeout"), NavigationCounts)
+    return pooled(steps_of("timeout"), NavigationCounts)
 
 
 @metric
@@ -140,10 +198,14 @@ def death_on_stale_rate() -> Metric:
     return aggregate("death_on_stale", mean())
 
 
+def fallback_rate_of(c: NavigationCounts) -> float | None:
+    return ratio(c.fallbacks, c.steps)
+
+
 @metric
 def fallback_rate() -> Metric:
     """Decisions with no valid ``move`` call (greedy fallback) over all decisions."""
-    return _pooled(counts.fallback_rate, NavigationCounts)
+    return pooled(fallback_rate_of, NavigationCounts)
 
 
 #: The task metrics, in the order the logs show them.

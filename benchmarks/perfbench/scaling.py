@@ -1,0 +1,98 @@
+"""Scaling: dataset generation, ``render_png`` and prompt tokens at 8x8,
+16x16 and 32x32, on small datasets (3 seeds) written to a temporary folder.
+
+Per size: generation time per instance, render time and PNG size, the
+prompt tokens of one navigation step (from a real one-decision run, text and
+image), the time to build one step's prompt directly (observation, memory
+view, image; the image cache cleared each time), and the tokens of one L1
+detection instance at B = 10.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from spatialstale_evals.detect import detect
+from spatialstale_evals.harness import observe
+from spatialstale_evals.harness.episode import Episode
+from spatialstale_evals.harness.navigation import step_message
+from spatialstale_evals.harness.strategies import STRATEGIES
+from spatialstale_evals.navigate import navigate
+from spatialstale_evals.world import dataset as world_dataset
+from spatialstale_evals.world.env import DynamicFrozenLakeEnv
+from spatialstale_evals.world.instance import Instance
+from spatialstale_evals.world.regimes import REGIMES
+from spatialstale_evals.world.render import render_png
+
+from .runner import KB, log_model_events, mean, median, run_eval, usage_of
+
+SIDES = (8, 16, 32)
+SEEDS = 3
+
+
+def generation_and_render(folder: Path, side: int, renders: int) -> tuple[Instance, dict[str, Any]]:
+    """Write the dataset (timed) and render ``renders`` observations of its
+    first L2 instance at cells spread over the grid."""
+    start = time.perf_counter()
+    world_dataset.write(folder, count=SEEDS, height=side, width=side)
+    gen_s = time.perf_counter() - start
+    inst = world_dataset.load(folder, "L2")[0]
+    cells = [(r, c) for r in range(side) for c in range(side)]
+    png_sizes, render_times = [], []
+    for i in range(renders):
+        cell = cells[(i * 7) % len(cells)]
+        start = time.perf_counter()
+        png = render_png(inst.grid, cell)
+        render_times.append(time.perf_counter() - start)
+        png_sizes.append(len(png))
+    return inst, {
+        "size": f"{side}x{side}",
+        "entries": len(inst.memory),
+        "max_steps": inst.max_steps,
+        "generate_ms_per_instance": gen_s / (SEEDS * len(REGIMES)) * 1000,  # every regime is written
+        "render_ms": median(render_times) * 1000,
+        "png_kb": mean(png_sizes) / KB,
+    }
+
+
+def prompt_cost(inst: Instance, folder: Path, modality: str, renders: int, log_dir: Path) -> dict[str, float]:
+    """Prompt tokens of a step, from a real one-decision run; the time to
+    build a step's prompt (observation, memory view, image), directly."""
+    task = navigate(regime="L2", strategy="no_filter", modality=modality, epochs=1, dataset=str(folder), max_steps=1)
+    events = log_model_events(run_eval(task, "spatialstale/observer", log_dir, limit=1).log)
+    env = DynamicFrozenLakeEnv(inst, max_steps=inst.max_steps)
+    env.reset()
+    episode = Episode(env=env, view=list(inst.memory))
+    policy = STRATEGIES["no_filter"]
+    times = []
+    for _ in range(renders):
+        observe.png_data_uri.cache_clear()
+        start = time.perf_counter()
+        step_message(episode, modality, policy)
+        times.append(time.perf_counter() - start)
+    return {f"nav_prompt_{modality}": usage_of(events[0])[0], f"prompt_build_ms_{modality}": median(times) * 1000}
+
+
+def detect_cost(folder: Path, log_dir: Path) -> dict[str, int]:
+    """One L1 detection instance at B = 10: the first call's prompt, calls, tokens."""
+    task = detect(regime="L1", modality="text", batch_size=10, dataset=str(folder))
+    events = log_model_events(run_eval(task, "spatialstale/observer", log_dir, limit=1).log)
+    return {
+        "audit_prompt_b10": usage_of(events[0])[0],
+        "audit_calls": len(events),
+        "detect_tokens_per_instance": sum(sum(usage_of(e)) for e in events),
+    }
+
+
+def measure_scaling(tmp: Path, renders: int) -> list[dict[str, Any]]:
+    rows = []
+    for side in SIDES:
+        folder = tmp / f"scale-{side}"
+        inst, row = generation_and_render(folder, side, renders)
+        for modality in ("text", "image"):
+            row.update(prompt_cost(inst, folder, modality, renders, tmp / f"scale-nav-{side}-{modality}"))
+        row.update(detect_cost(folder, tmp / f"scale-detect-{side}"))
+        rows.append(row)
+    return rows

@@ -1,0 +1,114 @@
+"""The suite as users install it: a wheel in a fresh virtual environment.
+
+The wheel is built from this checkout and installed (no editable install,
+none of the [local] extra) into a new venv that sees nothing of this
+environment; every command then runs with a working directory outside the
+repository, so nothing can come from the source tree. This is what a
+``pip install spatialstale-evals`` or ``pip install git+...`` user gets.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the venv's bin folder, a working directory outside the repository)."""
+    base = tmp_path_factory.mktemp("wheel")
+    dist = base / "dist"
+    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)], cwd=base)
+    assert built.returncode == 0, built.stderr
+    (wheel,) = dist.glob("spatialstale_evals-*.whl")
+    venv.create(base / "venv", with_pip=True, symlinks=True)
+    bin_dir = base / "venv" / "bin"
+    # the test extra's linter too: it checks the source tree against what this venv has installed
+    pip = _run(
+        [str(bin_dir / "python"), "-m", "pip", "install", "-q", str(wheel), "inspect-evals-lint>=0.12"], cwd=base
+    )
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    work = base / "elsewhere"
+    work.mkdir()
+    return bin_dir, work
+
+
+def test_the_wheel_ships_the_data_and_uses_it(installed: tuple[Path, Path]) -> None:
+    bin_dir, work = installed
+    code = (
+        "import spatialstale_evals, sys; from spatialstale_evals.world import dataset; "
+        "print(spatialstale_evals.__file__); print(dataset.CANONICAL_DIR); "
+        "print(len(dataset.load(None, 'L2')))"
+    )
+    out = _run([str(bin_dir / "python"), "-c", code], cwd=work)
+    assert out.returncode == 0, out.stderr
+    package, data, count = out.stdout.split()
+    venv_root = str(bin_dir.parent)
+    assert package.startswith(venv_root) and data.startswith(venv_root), "imported from the venv, not the checkout"
+    assert count == "50"
+    verified = _run([str(bin_dir / "spatialstale"), "datasets", "verify"], cwd=work)
+    assert verified.returncode == 0, verified.stderr
+    assert verified.stdout.count(": OK (50 instances") == 3
+
+
+def test_generate_writes_only_where_it_is_told(installed: tuple[Path, Path]) -> None:
+    bin_dir, work = installed
+    missing = _run([str(bin_dir / "spatialstale"), "datasets", "generate"], cwd=work)
+    assert missing.returncode != 0 and "--out" in missing.stderr
+    made = _run([str(bin_dir / "spatialstale"), "datasets", "generate", "--out", "mine", "--count", "2"], cwd=work)
+    assert made.returncode == 0, made.stderr
+    assert sorted(p.name for p in (work / "mine").iterdir()) == ["L1.jsonl", "L2.jsonl", "L3.jsonl", "MANIFEST.json"]
+
+
+@pytest.mark.parametrize(
+    "task,args",
+    [("detect", ["--limit", "2"]), ("navigate", ["--limit", "1", "--epochs", "1"])],
+)
+def test_inspect_runs_the_registered_tasks_from_anywhere(
+    installed: tuple[Path, Path], task: str, args: list[str]
+) -> None:
+    bin_dir, work = installed
+    log_dir = work / f"logs-{task}"
+    out = _run(
+        [str(bin_dir / "inspect"), "eval", f"spatialstale_evals/{task}", "--model", "spatialstale/observer",
+         "--log-dir", str(log_dir), "--display", "plain", *args],
+        cwd=work,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert len(list(log_dir.glob("*.eval"))) == 1
+    text = out.stdout + out.stderr
+    assert ("f1                    1.000" in text) if task == "detect" else ("success_rate" in text)
+
+
+def test_the_conformance_linter_passes_without_the_local_extra(installed: tuple[Path, Path]) -> None:
+    """inspect-evals-lint maps imports to distributions through what is
+    installed: in this venv llama-cpp-python (the [local] extra) is not."""
+    bin_dir, _ = installed
+    code = "import importlib.util, sys; sys.exit(importlib.util.find_spec('llama_cpp') is not None)"
+    assert _run([str(bin_dir / "python"), "-c", code], cwd=ROOT).returncode == 0, "llama_cpp must be absent here"
+    out = _run(
+        [str(bin_dir / "python"), "-m", "inspect_evals_lint", "--task", "spatialstale_evals/detect.py",
+         "--output-format", "json"],
+        cwd=ROOT,
+    )  # fmt: skip
+    report = json.loads(out.stdout)
+    findings = [
+        f"{d['code']} {d.get('file', '')}: {d['message']}"
+        for package in report["packages"]
+        for d in package["diagnostics"]
+        if d["status"] in ("fail", "warn")
+    ]
+    assert report["passed"] and out.returncode == 0 and not findings, "\n".join(findings) or out.stderr

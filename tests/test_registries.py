@@ -1,0 +1,255 @@
+"""One place per concept: a strategy and a regime registered from this test
+module (no package file touched) run through the tasks end to end; the
+vocabularies and defaults the CLI and the report use are the task
+signatures'; a misspelled task parameter is an error; the world loads no
+Inspect."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import subprocess
+import sys
+import typing
+from pathlib import Path
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import resolve_sample_attachments
+
+from spatialstale_evals import cli
+from spatialstale_evals.analysis.logs import DEFAULT_ARGS
+from spatialstale_evals.detect import detect
+from spatialstale_evals.harness import strategies
+from spatialstale_evals.harness.observe import OBSERVATIONS
+from spatialstale_evals.harness.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Verdict
+from spatialstale_evals.navigate import navigate
+from spatialstale_evals.runs.cost import estimate_navigate
+from spatialstale_evals.runs.matrix import MatrixSpec
+from spatialstale_evals.world import dataset, regimes
+from spatialstale_evals.world.grid import flip_cells, has_path, mutable_cells
+from spatialstale_evals.world.regimes import REGIMES, Event, Regime
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "spatialstale_evals" / "data" / "spatialstale-v1"
+
+
+def _rows(regime: str) -> list[dict]:
+    return [json.loads(line) for line in (DATA / f"{regime}.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+# -- a toy strategy ------------------------------------------------------------------
+
+
+class ForgetDangers(MemoryPolicy):
+    """Shows only SAFE claims: drops every DANGER entry before the first step."""
+
+    name = "toy_forget_dangers"
+    summary = "every DANGER entry removed before the first step"
+
+    def judges(self, moment, instance) -> bool:
+        return moment == "start"
+
+    async def judge(self, request: JudgeRequest) -> Verdict:
+        return Verdict({e.id for e in request.instance.memory if e.claim == "DANGER"})
+
+
+@pytest.fixture
+def toy_strategy():
+    strategies.register_strategy(ForgetDangers)
+    yield ForgetDangers.name
+    del STRATEGIES[ForgetDangers.name]
+
+
+def test_a_strategy_registered_outside_the_package_runs_end_to_end(tmp_path: Path, toy_strategy: str) -> None:
+    (log,) = inspect_eval(
+        navigate(regime="L1", strategy=toy_strategy, epochs=1),
+        model="spatialstale/memory",
+        log_dir=str(tmp_path),
+        limit=3,
+        display="none",
+    )
+    assert log.status == "success" and log.eval.task_args["strategy"] == toy_strategy
+    rows = {row["id"]: row for row in _rows("L1")}
+    for sample in log.samples:
+        sample, row = resolve_sample_attachments(sample, "full"), rows[sample.id]
+        dangers = sorted(m["id"] for m in row["memory"] if m["claim"] == "DANGER")
+        record = sample.scores["navigation_scorer"].metadata
+        assert [a["removed"] for a in record["audits"]] == [dangers]
+        assert record["view_size"] == 64 - len(dangers)
+        prompts = [e.input[-1].text for e in sample.events if e.event == "model"]
+        assert prompts and all("DANGER at" not in p and f"Memory notes ({64 - len(dangers)}):" in p for p in prompts)
+    # the run matrix asks the same policy: it makes no model call, so it costs steps only
+    low, high = estimate_navigate(dataset.load(None, "L1")[:3], toy_strategy, "text", 10, 1)
+    assert (low.calls, high.calls) == (sum(low_steps(r) for r in _rows("L1")[:3]), 3 * 50)
+
+
+def low_steps(row: dict) -> int:
+    """Steps of a shortest S->G path on the instance's grid (a BFS written here)."""
+    grid, (h, w) = row["grid"], (row["height"], row["width"])
+    seen, frontier, steps = {(0, 0)}, [(0, 0)], 0
+    while (h - 1, w - 1) not in seen:
+        frontier = [
+            (r + dr, c + dc)
+            for r, c in frontier
+            for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1))
+            if 0 <= r + dr < h and 0 <= c + dc < w and grid[r + dr][c + dc] != "H"
+        ]
+        frontier = [p for p in dict.fromkeys(frontier) if p not in seen]
+        seen.update(frontier)
+        steps += 1
+    return steps
+
+
+# -- a toy regime --------------------------------------------------------------------
+
+
+def _toy_draw(g0, rng, budget):
+    """One event at step 3 flipping the two first mutable cells (in a random
+    order) that keep a path: an online regime of its own."""
+    cells = mutable_cells(g0)
+    order = [cells[i] for i in rng.permutation(len(cells))]
+    picked = []
+    for cell in order:
+        if has_path(flip_cells(g0, [*picked, cell])):
+            picked.append(cell)
+        if len(picked) == 2:
+            break
+    return g0, (Event(step=3, cells=tuple(picked)),)
+
+
+@pytest.fixture
+def toy_regime():
+    regime = Regime("T9", "toy: two cells flip at step 3", stream=99, draw=_toy_draw, windows=regimes.after_each_event)
+    regimes.register_regime(regime)
+    yield regime.name
+    del REGIMES[regime.name]
+
+
+def test_a_regime_registered_outside_the_package_runs_end_to_end(tmp_path: Path, toy_regime: str) -> None:
+    folder = dataset.write(tmp_path / "set", count=3)
+    assert (folder / "T9.jsonl").exists() and dataset.verify(folder)["T9.jsonl"] == 3
+    rows = [json.loads(line) for line in (folder / "T9.jsonl").read_text(encoding="utf-8").splitlines()]
+    l1 = [json.loads(line) for line in (folder / "L1.jsonl").read_text(encoding="utf-8").splitlines()]
+    for row, paired in zip(rows, l1):
+        assert row["id"].startswith("T9-") and row["g0"] == paired["g0"] and row["memory"] == paired["memory"]
+        assert row["grid"] == row["g0"] and [e["step"] for e in row["events"]] == [3]
+    det, nav = inspect_eval(
+        [
+            detect(regime=toy_regime, dataset=str(folder)),
+            navigate(regime=toy_regime, strategy="oracle", dataset=str(folder), epochs=1),
+        ],
+        model="spatialstale/observer",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert det.status == nav.status == "success"
+    for sample in det.samples:
+        value = sample.scores["detection_scorer"].value
+        assert value["windows"] == 1 and value["tp"] == 2 and value["fp"] == value["fn"] == 0
+    by_id = {row["id"]: row for row in rows}
+    for sample in nav.samples:
+        row = by_id[sample.id]
+        # no window before the first step; the one after the event: the oracle judges there only
+        record = sample.scores["navigation_scorer"].metadata
+        flipped = sorted(f"mem_{r * 8 + c:03d}" for r, c in row["events"][0]["cells"])
+        assert [(a["reason"], a["removed"]) for a in record["audits"]] == [("event at step 3", flipped)]
+
+
+def test_registering_a_taken_name_or_stream_is_an_error(toy_regime: str) -> None:
+    with pytest.raises(regimes.RegimeError, match="already registered"):
+        regimes.register_regime(Regime(toy_regime, "", stream=98, draw=_toy_draw))
+    with pytest.raises(regimes.RegimeError, match="stream 12 is taken"):
+        regimes.register_regime(Regime("T8", "", stream=12, draw=_toy_draw))
+    with pytest.raises(ValueError, match="already registered"):
+        strategies.register_strategy(type("Again", (MemoryPolicy,), {"name": "omcd", "summary": ""}))
+
+
+# -- vocabularies and defaults come from the task signatures -----------------------
+
+
+def _hints(task) -> dict:
+    return typing.get_type_hints(inspect.unwrap(task))
+
+
+def test_the_literals_name_exactly_the_registered_builtins() -> None:
+    assert typing.get_args(_hints(navigate)["regime"]) == tuple(REGIMES)
+    assert typing.get_args(_hints(detect)["regime"]) == tuple(REGIMES)
+    assert typing.get_args(_hints(navigate)["strategy"]) == tuple(STRATEGIES)
+    assert typing.get_args(_hints(navigate)["modality"]) == tuple(OBSERVATIONS)
+
+
+def _matrix_actions() -> dict:
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")  # noqa: SLF001 - argparse has no public API for this
+    return {a.dest: a for a in sub.choices["matrix"]._actions}  # noqa: SLF001
+
+
+def test_the_matrix_cli_choices_and_defaults_are_the_task_signatures() -> None:
+    actions = _matrix_actions()
+    nav, det = _hints(navigate), _hints(detect)
+    assert tuple(actions["regimes"].choices) == typing.get_args(nav["regime"]) == tuple(actions["regimes"].default)
+    assert tuple(actions["strategies"].choices) == typing.get_args(nav["strategy"])
+    assert tuple(actions["strategies"].default) == typing.get_args(nav["strategy"])
+    assert tuple(actions["modalities"].choices) == typing.get_args(det["modality"])
+    signature = inspect.signature(navigate).parameters
+    assert actions["epochs"].default == signature["epochs"].default == MatrixSpec(models=["m"]).epochs
+    assert actions["batch_size"].default == signature["batch_size"].default == MatrixSpec(models=["m"]).batch_size
+
+
+def test_the_reports_defaults_are_the_task_signatures() -> None:
+    for name, task in (("detect", detect), ("navigate", navigate)):
+        expected = {
+            n: p.default
+            for n, p in inspect.signature(task).parameters.items()
+            if p.default is not inspect.Parameter.empty and p.kind is not inspect.Parameter.VAR_KEYWORD
+        }
+        assert DEFAULT_ARGS[name] == expected
+
+
+# -- misspelled parameters ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("task", [detect, navigate])
+def test_a_misspelled_task_parameter_is_an_error_listing_the_real_ones(task) -> None:
+    with pytest.raises(ValueError) as caught:
+        task(view_radus=2)
+    message = str(caught.value)
+    assert "unknown task parameter(s) view_radus" in message
+    assert all(name in message for name in inspect.signature(task).parameters if name != "unknown")
+
+
+def test_a_misspelled_parameter_fails_the_run_through_inspect(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="view_radus"):
+        inspect_eval(
+            "spatialstale_evals/navigate",
+            task_args={"view_radus": 2},
+            model="spatialstale/observer",
+            log_dir=str(tmp_path),
+            display="none",
+        )
+    assert not list(tmp_path.glob("*.eval")), "no model was called, no log was written"
+
+
+# -- imports -----------------------------------------------------------------------------
+
+
+def test_the_world_loads_no_inspect() -> None:
+    code = (
+        "import sys; import spatialstale_evals.world; import spatialstale_evals.world.dataset; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'inspect_ai'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_package_exports_the_task_functions_however_it_is_imported() -> None:
+    code = (
+        "import importlib, spatialstale_evals as p; "
+        "importlib.import_module('spatialstale_evals.navigate'); "  # what Inspect's registry does
+        "from spatialstale_evals import detect, navigate; "
+        "print(callable(detect) and callable(navigate), type(p.navigate).__name__, "
+        "type(importlib.import_module('spatialstale_evals.navigate')).__name__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "function", "module"]
