@@ -14,6 +14,7 @@ import argparse
 import time
 
 from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog
 
 from spatialstale_evals.detect import detect
 from spatialstale_evals.harness.strategies import STRATEGIES
@@ -21,7 +22,7 @@ from spatialstale_evals.navigate import navigate
 from spatialstale_evals.world.regimes import REGIMES
 
 
-def _metrics(log) -> dict[str, float]:
+def _metrics(log: EvalLog) -> dict[str, float]:
     return {k: m.value for k, m in log.results.scores[0].metrics.items()}
 
 
