@@ -40,7 +40,8 @@ def detect(
     A parameter this signature does not name is an error.
 
     Args:
-        regime: Change regime: ``L1`` (scattered), ``L2`` (clustered) or ``L3`` (online).
+        regime: Change regime: ``L1`` (scattered), ``L2`` (clustered), ``L3`` (online)
+            or ``L0`` (ours: nothing changes; every flag is a false positive).
         modality: How the grid is shown: ``text`` (the SPEC's coordinate list) or
             ``image`` (the rendered PNG). Memory entries are text in both.
         batch_size: Entries per audit call (B). The paper uses 10 and ablates

@@ -11,12 +11,14 @@ from typing import Any
 
 from inspect_ai import Task, task
 
+from spatialstale_evals.harness.memory_view import FILTER_MODES, FilterMode
 from spatialstale_evals.harness.navigation import navigation_loop, navigation_scorer
 from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
-from spatialstale_evals.harness.params import check_choice, check_positive_int, reject_unknown
+from spatialstale_evals.harness.params import NotApplicable, check_choice, check_positive_int, reject_unknown
 from spatialstale_evals.harness.samples import InstanceSet
 from spatialstale_evals.harness.strategies import STRATEGIES, StrategyName
 from spatialstale_evals.metadata import task_version
+from spatialstale_evals.world.observation import covers_grid
 from spatialstale_evals.world.regimes import RegimeName
 
 TASK_VERSION = task_version()
@@ -32,6 +34,8 @@ def navigate(
     max_steps: int | None = None,
     history: int = 0,
     epochs: int = 5,
+    view_radius: int | None = None,
+    filter_mode: FilterMode = "delete",
     **unknown: Any,
 ) -> Task:
     """Navigation under stale memory: reach the goal with raw, filtered or no memory.
@@ -43,12 +47,15 @@ def navigate(
 
     Args:
         regime: Change regime: ``L1`` (scattered), ``L2`` (clustered, the paper's
-            primary setting) or ``L3`` (online events during the episode).
+            primary setting), ``L3`` (online events during the episode) or ``L0``
+            (ours: nothing changes, every entry stays true).
         strategy: Memory view: ``no_memory`` (none), ``no_filter`` (all entries
             as written), ``self_verify`` (one single-call audit before the episode,
             flagged entries removed), ``omcd`` (batched audit, flagged entries
-            removed; re-audited after each L3 event) or ``oracle`` (ground-truth
-            stale entries removed; refreshed after each L3 event).
+            removed; re-audited after each L3 event), ``oracle`` (ground-truth
+            stale entries removed; refreshed after each L3 event) or ``resolve``
+            (ours: no model call; entries resolved against what the agent has
+            observed this episode, unseen ones labelled unverified).
         modality: How the grid is shown to navigator and auditor: ``text`` or ``image``.
         batch_size: Entries per audit call for ``omcd`` (the paper's B = 10).
         dataset: Dataset folder made by ``spatialstale datasets generate``;
@@ -57,6 +64,14 @@ def navigate(
         history: Earlier turns kept in each prompt. 0 (the paper's protocol) sends
             a fresh prompt per decision, so cost grows linearly with steps.
         epochs: Episodes per instance (the paper runs 5). ``--epochs`` overrides.
+        view_radius: None (the paper's full observability) or r >= 0: the agent
+            sees only the cells within r rows and columns of itself, the rest
+            as ``?``; audits judge only entries of cells in view. A radius that
+            reaches every cell from everywhere is full observability.
+        filter_mode: How an entry a strategy judged out of date is shown:
+            ``delete`` (the paper: not at all), ``mark`` (its claim replaced by
+            UNKNOWN) or ``history`` (as written, labelled as contradicted). Only
+            for strategies that judge entries.
     """
     reject_unknown(navigate, unknown)
     check_choice("strategy", strategy, STRATEGIES)
@@ -66,6 +81,11 @@ def navigate(
     check_positive_int("epochs", epochs)
     if max_steps is not None:
         check_positive_int("max_steps", max_steps)
+    if view_radius is not None:
+        check_positive_int("view_radius", view_radius, allow_zero=True)
+    check_choice("filter_mode", filter_mode, FILTER_MODES)
+    if filter_mode != "delete" and not STRATEGIES[strategy].removes_entries:
+        raise NotApplicable(f"filter_mode={filter_mode!r} needs a strategy that judges entries; {strategy} judges none")
     instances = InstanceSet.load(dataset, regime)
     first = next(iter(instances.by_id.values()))
     params = {
@@ -74,10 +94,15 @@ def navigate(
         "batch_size": batch_size,
         "max_steps": max_steps or first.max_steps,
         "history": history,
+        "view_radius": view_radius,
+        "filter_mode": filter_mode,
     }
+    radius = None if covers_grid(first.height, first.width, view_radius) else view_radius
     return Task(
         dataset=instances.samples("navigate", **params),
-        solver=navigation_loop(instances, strategy, modality, batch_size, params["max_steps"], history),
+        solver=navigation_loop(
+            instances, strategy, modality, batch_size, params["max_steps"], history, radius, filter_mode
+        ),
         scorer=navigation_scorer(),
         epochs=epochs,
         version=TASK_VERSION,

@@ -30,6 +30,10 @@ STRATEGIES = ("no_memory", "no_filter", "self_verify", "omcd", "oracle")
 #: Score keys whose meaning issue 11 changed on purpose (S and G entries leave
 #: the valid-SAFE control): compared apart, against an independent count.
 CHANGED_KEYS = ("valid_safe", "valid_safe_flagged")
+#: Sample metadata keys added later for new task parameters (issue 12: the
+#: navigate samples record ``view_radius`` and ``filter_mode``); left out of the
+#: metadata hash, which the 1-A code could not have had them in.
+ADDED_METADATA = ("view_radius", "filter_mode")
 
 
 def configurations() -> list[tuple[str, str, dict[str, Any]]]:
@@ -107,7 +111,7 @@ def fingerprint(log: Any) -> dict[str, Any]:
         out[f"{s.id}/{s.epoch}"] = {
             "calls": calls,
             "messages": digest([m.model_dump(mode="json", exclude={"id"}) for m in s.messages]),
-            "metadata": digest(s.metadata),
+            "metadata": digest(_drop(s.metadata, ADDED_METADATA)),
             "value": score.value,
             "answer": score.answer,
             "explanation": score.explanation,

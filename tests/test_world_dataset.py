@@ -33,7 +33,7 @@ def test_manifest_describes_canonical_set():
     assert manifest["master_seed"] == 2024  # SPEC section 2
     assert manifest["count"] == 50
     assert (manifest["height"], manifest["width"]) == (8, 8)
-    assert set(manifest["files"]) == {"L1.jsonl", "L2.jsonl", "L3.jsonl"}
+    assert set(manifest["files"]) == {"L0.jsonl", "L1.jsonl", "L2.jsonl", "L3.jsonl"}
     import hashlib
 
     for name, entry in manifest["files"].items():
@@ -50,12 +50,12 @@ def test_write_reproduces_committed_bytes(tmp_path):
         manifest["height"],
         manifest["width"],
     )
-    for name in ("L1.jsonl", "L2.jsonl", "L3.jsonl", "MANIFEST.json"):
+    for name in ("L0.jsonl", "L1.jsonl", "L2.jsonl", "L3.jsonl", "MANIFEST.json"):
         assert (out / name).read_bytes() == (CANON / name).read_bytes(), name
 
 
 def test_verify_canonical_passes():
-    assert dataset.verify(None) == {"L1.jsonl": 50, "L2.jsonl": 50, "L3.jsonl": 50}
+    assert dataset.verify(None) == {"L0.jsonl": 50, "L1.jsonl": 50, "L2.jsonl": 50, "L3.jsonl": 50}
     assert cli.main(["datasets", "verify"]) == 0
 
 
@@ -146,7 +146,7 @@ def test_larger_grids(side, width, last_id):
 
 def test_write_and_verify_small_16x16_set(tmp_path):
     out = dataset.write(tmp_path / "big", master_seed=99, count=2, height=16, width=16)
-    assert dataset.verify(out) == {"L1.jsonl": 2, "L2.jsonl": 2, "L3.jsonl": 2}
+    assert dataset.verify(out) == {"L0.jsonl": 2, "L1.jsonl": 2, "L2.jsonl": 2, "L3.jsonl": 2}
     insts = dataset.load(out, "L3")
     assert len(insts) == 2 and all((i.height, i.width) == (16, 16) for i in insts)
 

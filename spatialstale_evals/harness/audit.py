@@ -20,7 +20,7 @@ from inspect_ai.model import (
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.observe import observation_parts, user_message
 from spatialstale_evals.harness.parsing import Judgement, parse_audit_reply
-from spatialstale_evals.world.grid import Cell
+from spatialstale_evals.world.grid import UNSEEN, Cell
 from spatialstale_evals.world.memory import MemoryEntry
 
 #: The verdict formats (the tasks' ``output``): ``is_stale`` true/false, or a
@@ -60,6 +60,8 @@ def audit_messages(
     output: str,
 ) -> list[ChatMessage]:
     parts = observation_parts(grid, agent, modality, "audit")
+    if any(UNSEEN in row for row in grid):  # partial observability: only entries in view are audited
+        parts.append(ContentText(text=prompts.AUDIT_PARTIAL))
     request = REQUESTS[output].format(count=len(batch), entries="\n".join(e.text for e in batch))
     return [
         ChatMessageSystem(content=prompts.AUDIT_SYSTEM),

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.memory_view import Decision, Note
 from spatialstale_evals.world.env import DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import ACTIONS, Cell, Grid
 from spatialstale_evals.world.instance import Instance
-from spatialstale_evals.world.memory import MemoryEntry
+from spatialstale_evals.world.observation import in_view, visible_grid
 from spatialstale_evals.world.staleness import change_kind
 
 #: The outcome of an episode that an Inspect limit (``--token-limit``,
@@ -34,10 +35,25 @@ def greedy_direction(agent: Cell, goal: Cell) -> str:
 
 @dataclass
 class Episode:
-    """One episode's live state and record."""
+    """One episode's live state and record.
+
+    ``view_radius`` None is the paper's full observability. ``epoch`` is the
+    step the world last changed at (0 before any event); ``judged`` holds the
+    (cell, epoch) pairs already judged, so an entry is judged again only when
+    its cell is in view after a change. ``decisions`` and ``decided_at`` are
+    the latest verdict on each entry; ``ledger`` what the agent has seen of
+    each cell and when (the runtime resolver's evidence).
+    """
 
     env: DynamicFrozenLakeEnv
-    view: list[MemoryEntry]
+    view: list[Note]
+    view_radius: int | None = None
+    epoch: int = 0
+    judged: set[tuple[Cell, int]] = field(default_factory=set)
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    decided_at: dict[str, int] = field(default_factory=dict)
+    ledger: dict[Cell, tuple[str, int]] = field(default_factory=dict)
+    resolutions: list[dict[str, Any]] = field(default_factory=list)
     trajectory: list[list[int]] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
     fallbacks: list[dict[str, Any]] = field(default_factory=list)
@@ -65,6 +81,21 @@ class Episode:
     @property
     def over(self) -> bool:
         return self.env.outcome is not None
+
+    @property
+    def seen(self) -> Grid:
+        """The grid as the agent sees it now (cells out of view are ``?``)."""
+        return visible_grid(self.grid, self.agent, self.view_radius)
+
+    def in_view(self, cell: Cell) -> bool:
+        return in_view(self.agent, cell, self.view_radius)
+
+    def observe(self) -> None:
+        """Record what the agent is shown now in the ledger (cell -> type, step)."""
+        for r, row in enumerate(self.grid):
+            for c, kind in enumerate(row):
+                if self.in_view((r, c)):
+                    self.ledger[(r, c)] = (kind, self.env.steps)
 
     def step(self, direction: str) -> str:
         """Apply one move; the text the ``move`` tool returns."""
@@ -96,7 +127,7 @@ def episode_record(episode: Episode, instance: Instance) -> dict[str, Any]:
     if episode.death_cell is not None:
         death_on_stale = change_kind(instance.g0, episode.grid, episode.death_cell) is not None
         death_entry = next(e.id for e in instance.memory if e.cell == episode.death_cell)
-        death_on_stale_shown = death_on_stale and any(e.id == death_entry for e in episode.view)
+        death_on_stale_shown = death_on_stale and any(n.entry.id == death_entry and n.shows_claim for n in episode.view)
     return {
         "outcome": outcome,
         "steps": steps,
@@ -114,6 +145,7 @@ def episode_record(episode: Episode, instance: Instance) -> dict[str, Any]:
         "view_size": len(episode.view),
         "tokens": {"navigator": episode.nav_tokens, "auditor": episode.audit_tokens},
         "audit_calls": episode.audit_calls,
+        **({"resolutions": episode.resolutions} if episode.resolutions else {}),
     }
 
 

@@ -40,6 +40,7 @@ from spatialstale_evals.harness.episode import (
     score_explanation,
     score_value,
 )
+from spatialstale_evals.harness.memory_view import FilterMode
 from spatialstale_evals.harness.metrics import NAVIGATION_METRICS
 from spatialstale_evals.harness.observe import observation_parts, user_message
 from spatialstale_evals.harness.parsing import parse_move
@@ -48,6 +49,7 @@ from spatialstale_evals.harness.strategies import STRATEGIES, JudgeRequest, Memo
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import ACTIONS, goal_of
 from spatialstale_evals.world.instance import Instance
+from spatialstale_evals.world.memory import MemoryEntry
 from spatialstale_evals.world.staleness import stale_labels
 
 #: Store key of the episode record the scorer reads.
@@ -74,21 +76,37 @@ MOVE_TOOL = ToolInfo(
 def step_message(episode: Episode, modality: str, policy: MemoryPolicy) -> ChatMessageUser:
     """Memory view first, then the observation, then the position line: what
     changes least comes first, so providers' prefix caches can reuse it."""
-    grid, agent = episode.grid, episode.agent
-    goal = goal_of(grid)
+    agent, goal = episode.agent, goal_of(episode.grid)
     parts: list[Content] = []
     if policy.shows_memory:
         memory = (
-            prompts.NAVIGATE_MEMORY.format(count=len(episode.view), entries="\n".join(e.text for e in episode.view))
+            prompts.NAVIGATE_MEMORY.format(count=len(episode.view), entries="\n".join(n.text for n in episode.view))
             if episode.view
             else prompts.NAVIGATE_MEMORY_EMPTY
         )
         parts.append(ContentText(text=memory))
-    parts += observation_parts(grid, agent, modality, "navigate")
+    if episode.view_radius is not None:
+        parts.append(ContentText(text=prompts.NAVIGATE_PARTIAL.format(radius=episode.view_radius)))
+    parts += observation_parts(episode.seen, agent, modality, "navigate")
     text = prompts.NAVIGATE_STEP.format(
         row=agent[0], col=agent[1], goal_row=goal[0], goal_col=goal[1], steps_left=episode.steps_left
     )
     return user_message([*parts, ContentText(text=text)])
+
+
+def audit_record(episode: Episode, instance: Instance, reason: str, calls: int) -> dict[str, Any]:
+    """One judgement in the episode record: which entries the view now treats
+    as contradicted, and the confusion counts of that state against the truth."""
+    removed = {eid for eid, d in episode.decisions.items() if d == "contradicted"}
+    counts = confusion(instance.memory, removed, stale_labels(instance.memory, instance.g0, episode.grid), instance.g0)
+    return {
+        "step": episode.env.steps,
+        "reason": reason,
+        "removed": sorted(removed),
+        "calls": calls,
+        "f1": f1_from_counts(counts["tp"], counts["fp"], counts["fn"]),
+        **counts,
+    }
 
 
 def model_input(
@@ -110,36 +128,51 @@ class Navigation:
     modality: str
     batch_size: int
     history: int
+    filter_mode: FilterMode = "delete"
     system: ChatMessage = field(default_factory=lambda: ChatMessageSystem(content=prompts.NAVIGATE_SYSTEM))
     turns: list[list[ChatMessage]] = field(default_factory=list)
 
+    def due(self) -> tuple[MemoryEntry, ...]:
+        """Entries whose cell is in view and not yet judged since the world last changed."""
+        episode = self.episode
+        return tuple(
+            e for e in self.instance.memory if episode.in_view(e.cell) and (e.cell, episode.epoch) not in episode.judged
+        )
+
     async def judge(self, moment: Moment, reason: str) -> None:
         """Let the policy judge the store now, if it does at this moment, and
-        rebuild the view from its verdict; the audit is recorded with its own
-        confusion counts against the truth."""
-        if self.episode.over or not self.policy.judges(moment, self.instance):
-            return
+        rebuild the view from the latest decision on every entry; the audit is
+        recorded with its own confusion counts against the truth."""
         episode, instance = self.episode, self.instance
+        if episode.over or not self.policy.judges(moment, instance, episode.epoch):
+            return
         request = JudgeRequest(
-            instance, episode.grid, episode.agent, self.auditor, self.modality, self.batch_size, reason
+            instance=instance,
+            grid=episode.grid,
+            seen=episode.seen,
+            agent=episode.agent,
+            auditor=self.auditor,
+            modality=self.modality,
+            batch_size=self.batch_size,
+            reason=reason,
+            step=episode.env.steps,
+            due=self.due(),
+            ledger=episode.ledger,
+            decisions=episode.decisions,
         )
         verdict = await self.policy.judge(request)
+        if verdict is None:
+            return
+        episode.judged.update((e.cell, episode.epoch) for e in request.due)
+        if verdict.resolutions:
+            episode.resolutions.extend(verdict.resolutions)
+            transcript().info({"resolutions": verdict.resolutions}, source=self.policy.name)
+        episode.decisions.update(verdict.decisions)
+        episode.decided_at.update(verdict.steps)
         episode.audit_tokens += verdict.tokens
         episode.audit_calls += verdict.calls
-        episode.view = self.policy.view(instance.memory, verdict.removed)
-        counts = confusion(
-            instance.memory, verdict.removed, stale_labels(instance.memory, instance.g0, episode.grid), instance.g0
-        )
-        episode.audits.append(
-            {
-                "step": episode.env.steps,
-                "reason": reason,
-                "removed": sorted(verdict.removed),
-                "calls": verdict.calls,
-                "f1": f1_from_counts(counts["tp"], counts["fp"], counts["fn"]),
-                **counts,
-            }
-        )
+        episode.view = self.policy.view(instance.memory, episode.decisions, self.filter_mode, episode.decided_at)
+        episode.audits.append(audit_record(episode, instance, reason, verdict.calls))
 
     async def decide(self) -> tuple[ChatMessageUser, ChatMessageAssistant]:
         """Show the navigator this step's prompt; its reply."""
@@ -193,43 +226,48 @@ class Navigation:
         return [ChatMessageUser(content=result)]
 
     async def turn(self, messages: list[ChatMessage]) -> None:
-        """One decision: prompt, reply, move, and the policy's reaction to any
+        """One decision: what the agent sees (and the policy's judgement of what
+        came into view), prompt, reply, move, and the policy's reaction to any
         event the move's step fired."""
+        self.episode.observe()
+        await self.judge("view", f"in view at step {self.episode.env.steps}")
         user, reply = await self.decide()
         turn = [user, reply, *self.act(reply)]
         messages.extend(turn)
         self.turns.append(turn)
         if self.episode.last_fired:
             transcript().info({"events": self.episode.last_fired}, source="world")
+            self.episode.epoch = self.episode.env.steps
             await self.judge("event", f"event at step {self.episode.env.steps}")
 
 
 @solver
 def navigation_loop(
-    instances: InstanceSet, strategy: str, modality: str, batch_size: int, max_steps: int, history: int
+    instances: InstanceSet,
+    strategy: str,
+    modality: str,
+    batch_size: int,
+    max_steps: int,
+    history: int,
+    view_radius: int | None = None,
+    filter_mode: FilterMode = "delete",
 ) -> Solver:
     """Play one episode: build the strategy's memory view, then ask the model
-    for one ``move`` per step until success, death or the step budget."""
+    for one ``move`` per step until success, death or the step budget.
+    ``view_radius`` must already be None when it covers the grid."""
     policy = STRATEGIES[strategy]
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         instance = instances.begin(state)
         env = DynamicFrozenLakeEnv(instance, max_steps=max_steps)
         env.reset()
-        episode = Episode(env=env, view=policy.view(instance.memory, set()))
+        episode = Episode(env=env, view=policy.view(instance.memory, {}), view_radius=view_radius)
         episode.trajectory.append(list(env.agent))
         navigator = get_model()
-        run = Navigation(
-            instance,
-            policy,
-            episode,
-            navigator,
-            get_model(role="auditor", default=navigator),
-            modality,
-            batch_size,
-            history,
-        )
+        auditor = get_model(role="auditor", default=navigator)
+        run = Navigation(instance, policy, episode, navigator, auditor, modality, batch_size, history, filter_mode)
         try:
+            episode.observe()
             await run.judge("start", "start")
             state.messages = [run.system]
             while not episode.over:

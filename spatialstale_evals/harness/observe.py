@@ -1,7 +1,8 @@
 """What a model is shown of the world: one entry per observation option.
 
-An observation option (the tasks' ``modality``) writes the current grid as
-prompt content parts (the SPEC's text observation, or the rendered PNG as a
+An observation option (the tasks' ``modality``) writes the current grid (as
+the agent sees it: cells out of view are ``?``, SPEC 8.1) as prompt content
+parts (the SPEC's text observation, or the rendered PNG as a
 data URI, so the log embeds it and ``inspect view`` shows it, with a caption
 naming the renderer's own colours) and reads it back from a prompt, which is
 how the scripted agents see what a model sees: through the module that wrote
@@ -22,7 +23,7 @@ from inspect_ai.model import ChatMessageUser, Content, ContentImage, ContentText
 from PIL import Image
 
 from spatialstale_evals.harness import prompts
-from spatialstale_evals.world.grid import Cell, Grid, goal_of
+from spatialstale_evals.world.grid import UNSEEN, Cell, Grid, goal_of
 from spatialstale_evals.world.observation import parse_text_observation, position_line, text_observation
 from spatialstale_evals.world.render import AGENT_MARKER, CELL_PX, COLOUR_NAMES, decode_grid, render_png
 
@@ -74,16 +75,20 @@ class ImageObservation:
 
     name = "image"
 
-    def caption(self, agent: Cell, goal: Cell, role: Role) -> str:
-        colours = ", ".join(f"{COLOUR_NAMES[kind]} = {meaning}" for kind, meaning in prompts.CELL_MEANINGS.items())
+    def caption(self, grid: Sequence[str], agent: Cell, role: Role) -> str:
+        """The colour key (fog grey only when some cell is out of view), the
+        marker, and for an audit the agent/goal line."""
+        partial = any(UNSEEN in row for row in grid)
+        kinds = [k for k in prompts.CELL_MEANINGS if k != UNSEEN or partial]
+        colours = ", ".join(f"{COLOUR_NAMES[k]} = {prompts.CELL_MEANINGS[k]}" for k in kinds)
+        goal = goal_of(grid)
         if role == "audit":
             template = prompts.AUDIT_OBSERVATION_IMAGE
             return template.format(colours=colours, marker=AGENT_MARKER, position=position_line(agent, goal))
         return prompts.NAVIGATE_OBSERVATION_IMAGE.format(colours=colours, marker=AGENT_MARKER)
 
     def parts(self, grid: Sequence[str], agent: Cell, role: Role) -> list[Content]:
-        caption = self.caption(agent, goal_of(grid), role)
-        return [ContentText(text=caption), ContentImage(image=png_data_uri(tuple(grid), agent))]
+        return [ContentText(text=self.caption(grid, agent, role)), ContentImage(image=png_data_uri(tuple(grid), agent))]
 
     def read(self, prompt: Prompt) -> Grid | None:
         if not prompt.images:

@@ -16,6 +16,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, get_args, get_origin
 
 
+class NotApplicable(ValueError):
+    """A combination of valid parameters that does not apply (``filter_mode``
+    for a strategy that judges nothing): an error for a user, a combination
+    the run matrix leaves out when it crosses factors."""
+
+
 def check_choice(name: str, value: Any, choices: Sequence[Any] | Mapping[str, Any]) -> None:
     if not isinstance(value, str | int | float | type(None)) or value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}; got {value!r}")

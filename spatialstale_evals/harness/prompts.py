@@ -11,6 +11,10 @@ observation in ``world/observation.py``. Image captions name the colours the
 renderer uses (``world/render.py``, ``COLOUR_NAMES``), filled in by
 ``harness/observe.py``. Readers of these strings (the scripted agents) parse
 them with patterns made from the templates themselves (``template_pattern``).
+
+Strings added for a new task parameter (used only when it is set) leave
+PROMPT_VERSION as it is: every prompt sent without the parameter is unchanged,
+and the parameter is recorded beside the version.
 """
 
 from __future__ import annotations
@@ -19,8 +23,15 @@ import re
 
 PROMPT_VERSION = "1.0"
 
-#: What each cell type is, in the colour key of an image caption.
-CELL_MEANINGS = {"F": "frozen ice (F, safe)", "H": "hole (H, deadly)", "S": "start (S)", "G": "goal (G)"}
+#: What each cell type is, in the colour key of an image caption (``?`` only
+#: in an image with cells out of view).
+CELL_MEANINGS = {
+    "F": "frozen ice (F, safe)",
+    "H": "hole (H, deadly)",
+    "S": "start (S)",
+    "G": "goal (G)",
+    "?": "out of view (?)",
+}
 
 AUDIT_SYSTEM = """\
 You audit an agent's stored memory of a grid world against what the world looks like now.
@@ -80,6 +91,25 @@ NAVIGATE_OBSERVATION_IMAGE = (
 
 NAVIGATE_MEMORY = "Memory notes ({count}):\n{entries}"
 NAVIGATE_MEMORY_EMPTY = "Memory notes: none remain."
+
+# -- partial observability (``view_radius``, SPEC 8.1) -----------------------------
+
+#: Before the observation in every navigation step with a view radius.
+NAVIGATE_PARTIAL = (
+    "You see only the cells within {radius} rows and columns of your position; "
+    "cells out of view show ? (what they are now is unknown)."
+)
+#: Before the entries of an audit whose observation has cells out of view.
+AUDIT_PARTIAL = "Cells shown as ? are out of view; every entry below is about a cell in view."
+
+# -- how a judged memory entry reads (``filter_mode``, SPEC 8.3) ----------------
+
+#: ``mark``: the claim of a contradicted entry replaced by an unknown marker.
+FILTER_MARK = "[{id}] UNKNOWN at ({row},{col}): this note was found out of date; what the cell is now is unknown"
+#: ``history``: appended to a contradicted entry, kept as written.
+FILTER_HISTORY = " [out of date since step {step}: contradicted by the current state]"
+#: Appended to an entry the runtime resolver has not seen the cell of (``resolve``).
+UNVERIFIED = " [unverified: written before this episode, its cell not seen since]"
 
 MOVE_TOOL_DESCRIPTION = "Move the agent one cell. Call exactly once per turn."
 MOVE_DIRECTION_DESCRIPTION = "One of UP, DOWN, LEFT, RIGHT."

@@ -1,36 +1,70 @@
 """Scripted reference agents: deterministic policies that read our prompts the
 way a model would and answer audits and ``move`` calls.
 
-They put model scores in context (``observer`` is the upper bound, ``memory``
-the pure "trust your memory" agent, ``random`` the floor) and drive the test
-suite. They see only what a model sees: the prompt text and image.
+They put model scores in context and drive the test suite. They see only what
+a model sees: the prompt text and image. Each plans a shortest route on the
+grid it believes in:
+
+- ``observer`` believes the observation: the upper bound under full
+  observability; under partial observability it knows only what it sees.
+- ``memory`` believes its shown memory only (SAFE -> ice, DANGER -> hole) and
+  never enters a cell it has no SAFE entry for: the pure "trust your memory"
+  agent, whose deaths measure the stale-memory hazard of the instance set.
+- ``mixed`` believes the observation where it sees and its memory view
+  elsewhere: a careful agent with memory, the reference for partial
+  observability. It reads the view's labels: an entry labelled contradicted
+  (``filter_mode=history``) means the opposite of its claim; an UNKNOWN one
+  (``mark``) means nothing.
+- ``random`` moves uniformly among moves that stay on the grid (the floor).
+
+Cells believed unknown (``?``: out of view with no memory of them) are
+passable for ``observer`` and ``mixed`` but cost ``UNKNOWN_COST`` steps each,
+so a route through known-safe cells is preferred; ``memory`` never enters them.
+Without unknown cells the route is the breadth-first shortest path (ties by
+action order), exactly as before partial observability existed.
 """
 
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import random
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from spatialstale_evals.harness.observe import Prompt, read_grid
-from spatialstale_evals.harness.prompts import NAVIGATE_STEP, template_pattern
+from spatialstale_evals.harness.prompts import FILTER_HISTORY, NAVIGATE_STEP, template_pattern
 from spatialstale_evals.world.grid import (
     ACTIONS,
     DELTAS,
     FROZEN,
+    GOAL,
     HOLE,
+    UNSEEN,
     Cell,
+    Grid,
     apply_move,
     in_bounds,
+    neighbours,
     shortest_path,
 )
 from spatialstale_evals.world.memory import DANGER, ENTRY_PATTERN
 from spatialstale_evals.world.observation import parse_position_line
 
-POLICIES = ("observer", "memory", "random")
+POLICIES = ("observer", "memory", "mixed", "random")
+UNKNOWN_COST = 3
 #: The navigator's step line, read with the pattern of the template that writes it.
 _STEP = template_pattern(NAVIGATE_STEP.split("\n", 1)[0])
+#: The ``history`` label of a contradicted entry, likewise.
+_CONTRADICTED = template_pattern(FILTER_HISTORY)
+
+
+class Entry(NamedTuple):
+    id: str
+    claim: str
+    cell: Cell
+    contradicted: bool
 
 
 def position(prompt: Prompt) -> tuple[Cell, Cell]:
@@ -44,11 +78,16 @@ def position(prompt: Prompt) -> tuple[Cell, Cell]:
     return found
 
 
-def entries(prompt: Prompt) -> list[tuple[str, str, Cell]]:
-    """(id, claim, cell) of every memory entry in the prompt, read with the
-    pattern of the entry format (``world/memory.py``)."""
+def entries(prompt: Prompt) -> list[Entry]:
+    """Every memory entry in the prompt (an UNKNOWN one has no claim and is not
+    one), read with the pattern of the entry format (``world/memory.py``)."""
     return [
-        (m.group("id"), m.group("claim"), (int(m.group("row")), int(m.group("col"))))
+        Entry(
+            m.group("id"),
+            m.group("claim"),
+            (int(m.group("row")), int(m.group("col"))),
+            bool(_CONTRADICTED.search(m.group("desc"))),
+        )
         for m in ENTRY_PATTERN.finditer(prompt.text)
     ]
 
@@ -64,7 +103,7 @@ def audit_reply(policy: str, prompt: Prompt, seed: int = 0, salt: object = None)
     rng = _rng(seed, salt, prompt.text)
     grid = read_grid(prompt) if policy != "random" else None
     items = []
-    for eid, claim, (r, c) in entries(prompt):
+    for eid, claim, (r, c), _ in entries(prompt):
         if grid is None:
             stale = rng.random() < 0.5
         else:
@@ -100,15 +139,61 @@ def _stay_safe(grid: Sequence[str], agent: Cell, passable: set[str]) -> str:
     return ACTIONS[0]
 
 
-def memory_belief(prompt: Prompt, height: int, width: int, goal: Cell) -> tuple[str, ...]:
+def memory_belief(prompt: Prompt, height: int, width: int, goal: Cell, read_labels: bool = False) -> Grid:
     """The grid as the shown memory describes it: SAFE -> F, DANGER -> H, no
-    entry -> '?' (not planned through)."""
-    cells = [["?"] * width for _ in range(height)]
-    for _, claim, (r, c) in entries(prompt):
+    entry -> '?'. With ``read_labels`` an entry labelled contradicted counts
+    as the opposite claim."""
+    cells = [[UNSEEN] * width for _ in range(height)]
+    for entry in entries(prompt):
+        r, c = entry.cell
         if in_bounds(cells, (r, c)):  # type: ignore[arg-type]
-            cells[r][c] = HOLE if claim == DANGER else FROZEN
-    cells[goal[0]][goal[1]] = "G"
+            danger = (entry.claim == DANGER) != (read_labels and entry.contradicted)
+            cells[r][c] = HOLE if danger else FROZEN
+    cells[goal[0]][goal[1]] = GOAL
     return tuple("".join(row) for row in cells)
+
+
+def overlay(seen: Grid, belief: Grid) -> Grid:
+    """What is seen, and the belief where nothing is."""
+    return tuple("".join(b if s == UNSEEN else s for s, b in zip(srow, brow)) for srow, brow in zip(seen, belief))
+
+
+def cheapest_path(grid: Grid, src: Cell, dst: Cell) -> list[Cell] | None:
+    """Dijkstra over non-hole cells, unknown ones costing UNKNOWN_COST; ties by
+    the order cells were reached (neighbours in action order): deterministic."""
+    best: dict[Cell, int] = {src: 0}
+    prev: dict[Cell, Cell] = {}
+    heap, order = [(0, 0, src)], 1
+    while heap:
+        cost, _, cur = heapq.heappop(heap)
+        if cur == dst:
+            path = [cur]
+            while path[-1] in prev:
+                path.append(prev[path[-1]])
+            return path[::-1]
+        if cost > best[cur]:
+            continue
+        for nxt in neighbours(grid, cur):
+            kind = grid[nxt[0]][nxt[1]]
+            if kind == HOLE:
+                continue
+            step = cost + (UNKNOWN_COST if kind == UNSEEN else 1)
+            if step < best.get(nxt, step + 1):
+                best[nxt], prev[nxt] = step, cur
+                heapq.heappush(heap, (step, order, nxt))
+                order += 1
+    return None
+
+
+def plan(belief: Grid, agent: Cell, goal: Cell, passable: set[str]) -> str:
+    """The first move of the agent's route on ``belief`` (unknown cells are
+    passable at a cost when ``passable`` has ``?``), or a safe stay."""
+    blocked = tuple("".join(k if k in passable else HOLE for k in row) for row in belief)
+    if UNSEEN in passable and any(UNSEEN in row for row in blocked):
+        path = cheapest_path(blocked, agent, goal)
+    else:
+        path = shortest_path(blocked, agent, goal)
+    return _first_step(path) or _stay_safe(blocked, agent, passable - {UNSEEN})
 
 
 def move_choice(policy: str, prompt: Prompt, seed: int = 0, salt: object = None) -> str:
@@ -118,11 +203,10 @@ def move_choice(policy: str, prompt: Prompt, seed: int = 0, salt: object = None)
     if policy == "random":
         legal = [a for a in ACTIONS if apply_move(observed, agent, a) != agent]
         return _rng(seed, salt, prompt.text).choice(legal)
+    height, width = len(observed), len(observed[0])
     if policy == "observer":
-        plan_on, passable = observed, {"S", "F", "G"}
-    else:
-        plan_on = memory_belief(prompt, len(observed), len(observed[0]), goal)
-        passable = {"F", "G"}
-    blocked = tuple("".join(k if k in passable else HOLE for k in row) for row in plan_on)
-    step = _first_step(shortest_path(blocked, agent, goal))
-    return step or _stay_safe(blocked, agent, passable)
+        return plan(observed, agent, goal, {"S", "F", "G", UNSEEN})
+    if policy == "mixed":
+        belief = overlay(observed, memory_belief(prompt, height, width, goal, read_labels=True))
+        return plan(belief, agent, goal, {"S", "F", "G", UNSEEN})
+    return plan(memory_belief(prompt, height, width, goal), agent, goal, {"F", "G"})

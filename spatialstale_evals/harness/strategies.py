@@ -2,63 +2,83 @@
 
 A strategy is one small class, registered in ``STRATEGIES`` under its name
 (the navigate task's ``strategy``). The navigation loop and the run matrix's
-cost estimate ask a policy the same four questions and never test a
-strategy's name:
+cost estimate ask a policy the same questions and never test a strategy's
+name:
 
 - ``shows_memory``: does the prompt have a memory section at all?
-- ``judges(moment, instance)``: does it judge the store at this moment of the
-  episode: ``start`` (before the first step) or ``event`` (after an L3 event
-  fired, while the episode runs)?
-- ``judge(request)``: which entries to remove, and at what cost: nobody
-  judges, the shared model audit judges (``ModelAudit``; its batch size is
-  ``audit_batch_size``), or the ground truth does (``Oracle``);
-- ``view(memory, removed)``: the entries the navigator is shown.
+- ``judges(moment, instance, epoch)``: does it judge the store at this moment
+  of the episode: ``start`` (before the first step), ``event`` (after an L3
+  event fired) or ``view`` (before each step, when cells come into view under
+  partial observability)? ``epoch`` is the step the world last changed at
+  (0 before any event): a model audit judges only while a detection window
+  is open, i.e. when ``epoch`` is a window's step;
+- ``judge(request)``: a verdict on some entries (``keep``, ``contradicted``,
+  ``unverified``) and its cost: nobody judges, the shared model audit judges
+  (``ModelAudit``; its batch size is ``audit_batch_size``), the ground truth
+  (``Oracle``) or the runtime resolver's ledger of observations (``Resolve``);
+- ``removes_entries``: whether judged entries leave the view (then the task's
+  ``filter_mode`` says how they read instead, ``harness/memory_view.py``);
+- ``paper``: whether the paper ran it (the run matrix's default set).
 
-Adding a strategy is one class here with ``@register_strategy`` (and its row
-in the README's strategy table).
+Adding a strategy is one class here with ``@register_strategy`` and its name in
+``StrategyName`` (and its row in the README's strategy table).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from inspect_ai.model import Model
 
 from spatialstale_evals.harness.audit import audit_entries
-from spatialstale_evals.world.grid import Cell, Grid
+from spatialstale_evals.harness.memory_view import Decision, FilterMode, Note, build_view
+from spatialstale_evals.world.grid import HOLE, Cell, Grid
 from spatialstale_evals.world.instance import Instance
-from spatialstale_evals.world.memory import MemoryEntry
+from spatialstale_evals.world.memory import DANGER, MemoryEntry
 from spatialstale_evals.world.staleness import stale_labels
 
 #: The built-in strategies, the vocabulary of the navigate task's ``strategy``.
-StrategyName = Literal["no_memory", "no_filter", "self_verify", "omcd", "oracle"]
-#: When a policy may judge: before the first step, or after an event fired.
-Moment = Literal["start", "event"]
-MOMENTS: tuple[Moment, ...] = ("start", "event")
+StrategyName = Literal["no_memory", "no_filter", "self_verify", "omcd", "oracle", "resolve"]
+#: When a policy may judge: before the first step, after an event fired, or
+#: before a step (cells in view).
+Moment = Literal["start", "event", "view"]
+MOMENTS: tuple[Moment, ...] = ("start", "event", "view")
 
 
 @dataclass(frozen=True)
 class JudgeRequest:
-    """What a judgement sees: the world now, and who (which model) may be asked."""
+    """What a judgement sees: the world now and as the agent sees it, which
+    entries are due (in view, not yet judged since the world last changed),
+    what the agent has observed, and which model may be asked."""
 
     instance: Instance
     grid: Grid
+    seen: Grid
     agent: Cell
     auditor: Model
     modality: str
     batch_size: int
     reason: str
+    step: int
+    due: tuple[MemoryEntry, ...]
+    ledger: Mapping[Cell, tuple[str, int]] = field(default_factory=dict)
+    decisions: Mapping[str, Decision] = field(default_factory=dict)
 
 
 @dataclass
 class Verdict:
-    """The entries a judgement removes, and what it cost."""
+    """Decisions on the entries judged now (others keep theirs), the step of
+    the evidence per entry (for the ``history`` label), what it cost, and the
+    resolutions to log (the entries whose decision turned to or from
+    ``contradicted``, with their evidence: the runtime resolver's record)."""
 
-    removed: set[str] = field(default_factory=set)
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    steps: dict[str, int] = field(default_factory=dict)
     calls: int = 0
     tokens: int = 0
+    resolutions: list[dict[str, Any]] = field(default_factory=list)
 
 
 class MemoryPolicy:
@@ -67,21 +87,29 @@ class MemoryPolicy:
     name: ClassVar[str]
     summary: ClassVar[str]
     shows_memory: ClassVar[bool] = True
+    removes_entries: ClassVar[bool] = False
+    paper: ClassVar[bool] = True
 
-    def judges(self, moment: Moment, instance: Instance) -> bool:
+    def judges(self, moment: Moment, instance: Instance, epoch: int) -> bool:
         return False
 
     def audit_batch_size(self, n_entries: int, batch_size: int) -> int | None:
         """Entries per model audit call, or None when the policy calls no model."""
         return None
 
-    async def judge(self, request: JudgeRequest) -> Verdict:
-        return Verdict()
+    async def judge(self, request: JudgeRequest) -> Verdict | None:
+        """The verdict, or None when there was nothing to judge."""
+        return None
 
-    def view(self, memory: Sequence[MemoryEntry], removed: set[str]) -> list[MemoryEntry]:
-        """The navigator's memory view: the store without the removed entries
-        (the paper's deletion), or nothing when memory is not shown."""
-        return [e for e in memory if e.id not in removed] if self.shows_memory else []
+    def view(
+        self,
+        memory: Sequence[MemoryEntry],
+        decisions: Mapping[str, Decision],
+        mode: FilterMode = "delete",
+        steps: Mapping[str, int] | None = None,
+    ) -> list[Note]:
+        """The navigator's memory view, or nothing when memory is not shown."""
+        return build_view(memory, decisions, mode, steps) if self.shows_memory else []
 
 
 STRATEGIES: dict[str, MemoryPolicy] = {}
@@ -95,31 +123,40 @@ def register_strategy(cls: type[MemoryPolicy]) -> type[MemoryPolicy]:
     return cls
 
 
-def judges_at_windows(moment: Moment, instance: Instance) -> bool:
-    """Judge at each detection window: before the first step when the regime
-    has a window there (the pre-game changes), and after every event."""
-    return moment == "event" or any(w.step == 0 for w in instance.windows)
+def window_open(instance: Instance, epoch: int) -> bool:
+    """A detection window is open: the world last changed at one (the pre-game
+    changes at step 0 on L1/L2, each event on L3; nothing on L0 or before L3's
+    first event)."""
+    return any(w.step == epoch for w in instance.windows)
 
 
 class ModelAudit(MemoryPolicy):
     """Removes what the shared audit (``harness/audit.py``, the ``detect``
-    task's own) flags, asked of the ``auditor`` model role."""
+    task's own) flags, asked of the ``auditor`` model role. Under partial
+    observability it audits only the entries of cells in view, each once per
+    window (``due``)."""
+
+    removes_entries = True
 
     def audit_batch_size(self, n_entries: int, batch_size: int) -> int | None:
         return batch_size
 
-    async def judge(self, request: JudgeRequest) -> Verdict:
-        memory = request.instance.memory
+    async def judge(self, request: JudgeRequest) -> Verdict | None:
+        if not request.due:
+            return None
+        n = len(request.instance.memory)
         result = await audit_entries(
             request.auditor,
-            request.grid,
+            request.seen,
             request.agent,
-            memory,
+            request.due,
             modality=request.modality,
-            batch_size=self.audit_batch_size(len(memory), request.batch_size),  # type: ignore[arg-type]
+            batch_size=self.audit_batch_size(n, request.batch_size),  # type: ignore[arg-type]
             label=f"{self.name} audit ({request.reason})",
         )
-        return Verdict(result.flagged, result.calls, result.tokens)
+        flagged = result.flagged
+        decisions: dict[str, Decision] = {e.id: "contradicted" if e.id in flagged else "keep" for e in request.due}
+        return Verdict(decisions, {eid: request.step for eid in flagged}, result.calls, result.tokens)
 
 
 @register_strategy
@@ -138,9 +175,9 @@ class NoFilter(MemoryPolicy):
 @register_strategy
 class SelfVerify(ModelAudit):
     name = "self_verify"
-    summary = "one audit of the whole store in a single call before the first step; fixed for the episode"
+    summary = "one audit of the store in a single call before the first step; fixed for the episode"
 
-    def judges(self, moment: Moment, instance: Instance) -> bool:
+    def judges(self, moment: Moment, instance: Instance, epoch: int) -> bool:
         return moment == "start"
 
     def audit_batch_size(self, n_entries: int, batch_size: int) -> int | None:
@@ -152,18 +189,70 @@ class Omcd(ModelAudit):
     name = "omcd"
     summary = "the batched audit at each detection window (before the first step; after each L3 event)"
 
-    def judges(self, moment: Moment, instance: Instance) -> bool:
-        return judges_at_windows(moment, instance)
+    def judges(self, moment: Moment, instance: Instance, epoch: int) -> bool:
+        return window_open(instance, epoch)
 
 
 @register_strategy
 class Oracle(MemoryPolicy):
     name = "oracle"
-    summary = "the ground-truth stale entries removed at each detection window"
+    summary = "the ground-truth stale entries removed at each detection window (omniscient: sees every cell)"
+    removes_entries = True
 
-    def judges(self, moment: Moment, instance: Instance) -> bool:
-        return judges_at_windows(moment, instance)
+    def judges(self, moment: Moment, instance: Instance, epoch: int) -> bool:
+        return moment != "view" and window_open(instance, epoch)
 
-    async def judge(self, request: JudgeRequest) -> Verdict:
+    async def judge(self, request: JudgeRequest) -> Verdict | None:
         labels = stale_labels(request.instance.memory, request.instance.g0, request.grid)
-        return Verdict({eid for eid, kind in labels.items() if kind})
+        decisions: dict[str, Decision] = {eid: "contradicted" if kind else "keep" for eid, kind in labels.items()}
+        return Verdict(decisions, {eid: request.step for eid, kind in labels.items() if kind})
+
+
+def contradicts(entry: MemoryEntry, kind: str) -> bool:
+    """Whether seeing ``kind`` at the entry's cell contradicts its claim (hazard differs)."""
+    return (entry.claim == DANGER) != (kind == HOLE)
+
+
+@register_strategy
+class Resolve(MemoryPolicy):
+    """The runtime resolver (SPEC 8.3): no model call. The authority is the
+    observation, the provenance the step it was made: an entry whose cell the
+    agent has seen is resolved against the latest sighting; an entry whose
+    cell it has not seen stays as written, labelled unverified."""
+
+    name = "resolve"
+    summary = "every entry resolved against what the agent has observed this episode (no model call)"
+    removes_entries = True
+    paper = False
+
+    def judges(self, moment: Moment, instance: Instance, epoch: int) -> bool:
+        return moment != "event"  # the next step's sighting shows the event's changes
+
+    async def judge(self, request: JudgeRequest) -> Verdict | None:
+        verdict = Verdict()
+        for entry in request.instance.memory:
+            sighting = request.ledger.get(entry.cell)
+            if sighting is None:
+                decision: Decision = "unverified"
+            elif contradicts(entry, sighting[0]):
+                decision, verdict.steps[entry.id] = "contradicted", sighting[1]
+            else:
+                decision = "keep"
+            verdict.decisions[entry.id] = decision
+            before = request.decisions.get(entry.id, "keep")
+            if before != decision and "contradicted" in (before, decision):
+                verdict.resolutions.append(resolution(entry, sighting, request.step, decision))
+        return verdict
+
+
+def resolution(entry: MemoryEntry, sighting: tuple[str, int] | None, step: int, decision: Decision) -> dict[str, Any]:
+    """One logged resolution: the entry, what memory said, what was observed
+    and when, the step it was resolved at, and the decision."""
+    return {
+        "entry": entry.id,
+        "memory": entry.claim,
+        "observed": sighting[0] if sighting else None,
+        "seen_at": sighting[1] if sighting else None,
+        "step": step,
+        "decision": decision,
+    }

@@ -4,8 +4,11 @@
     spatialstale matrix --model openai/gpt-4o --log-dir logs/matrix --max-connections 20 --display plain
 
 The matrix's own options choose what runs (models, regimes, strategies,
-modalities, seeds, epochs, batch size, dataset); their choices and defaults
-are the tasks' own. Every other option is one of Inspect's ``eval-set``
+modalities, seeds, epochs, batch size, dataset); their choices are the tasks'
+own and their defaults the paper's matrix. ``--factor NAME=V1,V2`` crosses
+any other task parameter with it (``--factor view_radius=none,1,2 --factor
+filter_mode=delete,history``; ``none`` is None), leaving out combinations a
+task calls not applicable. Every other option is one of Inspect's ``eval-set``
 options, spelled as Inspect's CLI spells them (``--max-connections 20``,
 ``--retry-attempts 3``, ``--display plain``, ``--temperature 0``,
 ``--no-fail-on-error`` ...), passed through to ``inspect_ai.eval_set`` with
@@ -46,11 +49,21 @@ def _yaml(text: str) -> Any:
         return text
 
 
-def _key_value(text: str) -> tuple[str, Any]:
+def _split(text: str) -> tuple[str, str]:
     if "=" not in text:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
     key, value = text.split("=", 1)
-    return key.strip(), _yaml(value.strip())
+    return key.strip(), value.strip()
+
+
+def _key_value(text: str) -> tuple[str, Any]:
+    key, value = _split(text)
+    return key, _yaml(value)
+
+
+def _factor(text: str) -> tuple[str, list[Any]]:
+    name, values = _split(text)
+    return name, [None if v.lower() == "none" else _yaml(v) for v in (v.strip() for v in values.split(",")) if v]
 
 
 def eval_set_options(tokens: list[str]) -> dict[str, Any]:
@@ -96,6 +109,7 @@ def matrix_command(args: argparse.Namespace, extra: list[str]) -> int:
         epochs=args.epochs,
         batch_size=args.batch_size,
         dataset=args.dataset,
+        factors=dict(args.factor),
     )
     try:
         options = eval_set_options(extra)
@@ -138,8 +152,20 @@ def add_matrix_subcommand(subparsers: Any) -> None:
     mp.add_argument("--dry-run", action="store_true", help="print tasks, samples, calls and token estimates")
     mp.add_argument("--seeds", type=int, default=None, metavar="N", help="first N instances of each regime")
     mp.add_argument("--epochs", type=int, default=spec.epochs, metavar="E", help=f"episodes per seed ({spec.epochs})")
-    mp.add_argument("--regimes", nargs="+", default=list(spec.regimes), choices=choices(navigate, "regime"))
-    mp.add_argument("--strategies", nargs="+", default=list(spec.strategies), choices=choices(navigate, "strategy"))
+    mp.add_argument(
+        "--regimes",
+        nargs="+",
+        default=list(spec.regimes),
+        choices=choices(navigate, "regime"),
+        help="(default: the paper's)",
+    )
+    mp.add_argument(
+        "--strategies",
+        nargs="+",
+        default=list(spec.strategies),
+        choices=choices(navigate, "strategy"),
+        help="(default: the paper's)",
+    )
     mp.add_argument("--modalities", nargs="+", default=list(spec.modalities), choices=choices(detect, "modality"))
     mp.add_argument(
         "--nav-modalities", nargs="+", default=list(spec.nav_modalities), choices=choices(navigate, "modality")
@@ -147,6 +173,14 @@ def add_matrix_subcommand(subparsers: Any) -> None:
     mp.add_argument("--tasks", nargs="+", default=list(spec.families), choices=tuple(FAMILIES))
     mp.add_argument("--batch-size", type=int, default=spec.batch_size, help=f"audit batch size B ({spec.batch_size})")
     mp.add_argument("--dataset", default=None, help="dataset folder (default the canonical set)")
+    mp.add_argument(
+        "--factor",
+        action="append",
+        type=_factor,
+        default=[],
+        metavar="NAME=V1,V2",
+        help="cross another task parameter with the matrix (repeatable; 'none' is None)",
+    )
     mp.add_argument("-M", "--model-arg", action="append", type=_key_value, default=[], metavar="KEY=VALUE")
     mp.add_argument("--model-role", action="append", type=_key_value, default=[], metavar="ROLE=MODEL")
     mp.set_defaults(func=matrix_command, passthrough=True)

@@ -22,14 +22,16 @@ from inspect_ai.model import ChatMessageSystem
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.audit import audit_messages, batches
 from spatialstale_evals.harness.episode import Episode
+from spatialstale_evals.harness.memory_view import Decision
 from spatialstale_evals.harness.navigation import MOVE_TOOL, step_message
 from spatialstale_evals.harness.provider import count_input_tokens, count_text_tokens, last_prompt
 from spatialstale_evals.harness.scripted import audit_reply
-from spatialstale_evals.harness.strategies import STRATEGIES, MemoryPolicy
+from spatialstale_evals.harness.strategies import MOMENTS, STRATEGIES, MemoryPolicy, Moment
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
-from spatialstale_evals.world.grid import Grid, goal_of, shortest_path, start_of
+from spatialstale_evals.world.grid import Cell, Grid, goal_of, shortest_path, start_of
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import MemoryEntry
+from spatialstale_evals.world.observation import covers_grid, in_view, visible_grid
 
 #: Output of one ``move`` call as the scripted provider counts it (the longest direction).
 MOVE_OUTPUT_TOKENS = count_text_tokens("move" + json.dumps({"direction": "RIGHT"}))
@@ -52,11 +54,11 @@ class Cost:
         return Cost(self.calls * k, self.input_tokens * k, self.output_tokens * k)
 
 
-def audit_cost(grid: Grid, memory: Sequence[MemoryEntry], modality: str, batch_size: int) -> Cost:
-    """One full audit of ``memory`` against ``grid`` in batches of ``batch_size``."""
+def audit_cost(grid: Grid, memory: Sequence[MemoryEntry], modality: str, batch_size: int, agent: Cell = (0, 0)) -> Cost:
+    """One audit of ``memory`` against ``grid`` in batches of ``batch_size``."""
     total = Cost()
     for batch in batches(memory, batch_size):
-        messages = audit_messages(grid, (0, 0), batch, modality, "binary")
+        messages = audit_messages(grid, agent, batch, modality, "binary")
         reply = audit_reply("observer", last_prompt(messages))
         total += Cost(1, count_input_tokens(messages, []), count_text_tokens(reply))
     return total
@@ -71,14 +73,15 @@ def estimate_detect(instances: Sequence[Instance], modality: str, batch_size: in
     return total
 
 
-def step_prompt_tokens(inst: Instance, policy: MemoryPolicy, modality: str) -> int:
+def step_prompt_tokens(inst: Instance, policy: MemoryPolicy, modality: str, radius: int | None = None) -> int:
     """Input tokens of one navigation step (system prompt, memory view at the
     start as a perfect judge would leave it, observation, position, tool)."""
     env = DynamicFrozenLakeEnv(inst)
     env.reset()
-    stale = {eid for w in inst.windows if w.step == 0 for eid in w.stale}
-    view = policy.view(inst.memory, stale if policy.judges("start", inst) else set())
-    messages = [ChatMessageSystem(content=prompts.NAVIGATE_SYSTEM), step_message(Episode(env, view), modality, policy)]
+    stale: dict[str, Decision] = {eid: "contradicted" for w in inst.windows if w.step == 0 for eid in w.stale}
+    view = policy.view(inst.memory, stale if policy.judges("start", inst, 0) else {})
+    episode = Episode(env, view, view_radius=radius)
+    messages = [ChatMessageSystem(content=prompts.NAVIGATE_SYSTEM), step_message(episode, modality, policy)]
     return count_input_tokens(messages, [MOVE_TOOL])
 
 
@@ -89,28 +92,74 @@ def episode_audits(inst: Instance, policy: MemoryPolicy, modality: str, batch_si
     if size is None:
         return Cost()
     total = Cost()
-    if policy.judges("start", inst):
+    if policy.judges("start", inst, 0):
         total += audit_cost(inst.grid, inst.memory, modality, size)
-    if policy.judges("event", inst):
-        for event in inst.events:
-            if event.step < horizon:
-                total += audit_cost(inst.grid_at(event.step), inst.memory, modality, size)
+    for event in inst.events:
+        if event.step < horizon and policy.judges("event", inst, event.step):
+            total += audit_cost(inst.grid_at(event.step), inst.memory, modality, size)
     return total
 
 
+def walk_audits(
+    inst: Instance, policy: MemoryPolicy, modality: str, batch_size: int, path: Sequence[Cell], radius: int
+) -> Cost:
+    """The model audits of an episode that walks ``path`` seeing ``radius``
+    around it: at each moment the policy judges, the entries in view not yet
+    judged since the world last changed, as the navigation loop does."""
+    size = policy.audit_batch_size(len(inst.memory), batch_size)
+    if size is None or not path:
+        return Cost()
+    events, judged, epoch, total = {e.step for e in inst.events}, set(), 0, Cost()
+
+    def audit(moment: Moment, step: int, pos: Cell) -> Cost:
+        if not policy.judges(moment, inst, epoch):
+            return Cost()
+        due = [e for e in inst.memory if in_view(pos, e.cell, radius) and (e.cell, epoch) not in judged]
+        judged.update((e.cell, epoch) for e in due)
+        return audit_cost(visible_grid(inst.grid_at(step), pos, radius), due, modality, size, pos) if due else Cost()
+
+    total += audit("start", 0, path[0])
+    for k in range(len(path) - 1):
+        total += audit("view", k, path[k])
+        if k + 1 in events and k + 2 < len(path):  # the episode goes on after the event
+            epoch = k + 1
+            total += audit("event", k + 1, path[k + 1])
+    return total
+
+
+def judged_windows(inst: Instance, policy: MemoryPolicy, horizon: int) -> list[int]:
+    """The steps of the detection windows the policy judges in (at any moment) before ``horizon``."""
+    steps = [0, *(e.step for e in inst.events if e.step < horizon)]
+    return [s for s in steps if any(policy.judges(m, inst, s) for m in MOMENTS)]
+
+
 def estimate_navigate(
-    instances: Sequence[Instance], strategy: str, modality: str, batch_size: int, epochs: int
+    instances: Sequence[Instance],
+    strategy: str,
+    modality: str,
+    batch_size: int,
+    epochs: int,
+    view_radius: int | None = None,
 ) -> tuple[Cost, Cost]:
     """(low, high): low = every episode walks a shortest path of the true grid
-    (what a perfect agent costs); high = every episode uses its whole budget."""
+    (what a perfect agent costs); high = every episode uses its whole budget.
+    Under partial observability the audits of the low bound are those of that
+    walk; the high bound audits every entry alone once per window it judges."""
     policy = STRATEGIES[strategy]
     low = high = Cost()
     for inst in instances:
-        per_step = step_prompt_tokens(inst, policy, modality)
+        radius = None if covers_grid(inst.height, inst.width, view_radius) else view_radius
+        per_step = step_prompt_tokens(inst, policy, modality, radius)
         path = shortest_path(inst.grid, start_of(inst.grid), goal_of(inst.grid)) or []
         for bound, steps in (("low", max(len(path) - 1, 1)), ("high", inst.max_steps)):
-            cost = Cost(steps, steps * per_step, steps * MOVE_OUTPUT_TOKENS)
-            cost = (cost + episode_audits(inst, policy, modality, batch_size, steps)) * epochs
+            if radius is None:
+                audits = episode_audits(inst, policy, modality, batch_size, steps)
+            elif bound == "low":
+                audits = walk_audits(inst, policy, modality, batch_size, path, radius)
+            else:
+                each = audit_cost(inst.grid, inst.memory, modality, 1) if policy.audit_batch_size(1, 1) else Cost()
+                audits = each * len(judged_windows(inst, policy, steps))
+            cost = (Cost(steps, steps * per_step, steps * MOVE_OUTPUT_TOKENS) + audits) * epochs
             if bound == "low":
                 low += cost
             else:

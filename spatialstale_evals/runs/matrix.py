@@ -16,13 +16,20 @@ model, more regimes) into one folder; the report counts each (instance,
 epoch) of a configuration once.
 
 The spec's vocabularies and defaults are the tasks' own (``harness.params``
-reads them off the signatures); anything else ``eval_set`` takes passes
-through ``run_matrix``'s keyword arguments unchanged.
+reads them off the signatures); by default it runs what the paper ran (the
+regimes with a Table-1 row, the strategies marked ``paper``). ``factors``
+crosses any other task parameter (``view_radius``, ``filter_mode``, ...) with
+the matrix, for the families that have it; a combination a task calls not
+applicable (``filter_mode=history`` for ``no_filter``) is left out. Every
+task is built, so validated, when the matrix is planned: bad input fails
+before any model call. Anything else ``eval_set`` takes passes through
+``run_matrix``'s keyword arguments unchanged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -32,7 +39,7 @@ from inspect_ai import Task, eval_set
 
 from spatialstale_evals import task_functions
 from spatialstale_evals.harness.observe import OBSERVATIONS
-from spatialstale_evals.harness.params import choices, defaults
+from spatialstale_evals.harness.params import NotApplicable, choices, defaults, parameters
 from spatialstale_evals.harness.samples import load_instances
 from spatialstale_evals.harness.strategies import STRATEGIES
 from spatialstale_evals.runs.cost import Cost, estimate_detect, estimate_navigate
@@ -42,6 +49,16 @@ from spatialstale_evals.world.regimes import REGIMES
 #: The task families the matrix builds, by name.
 FAMILIES = task_functions()
 NAVIGATE_DEFAULTS = defaults(FAMILIES["navigate"])
+#: Task arguments the matrix sets from its own fields (not factors).
+OWN_ARGS = {"regime", "strategy", "modality", "batch_size", "dataset", "epochs"}
+
+
+def paper_regimes() -> list[str]:
+    return [r for r in choices(FAMILIES["navigate"], "regime") if REGIMES[r].table1 is not None]
+
+
+def paper_strategies() -> list[str]:
+    return [s for s in choices(FAMILIES["navigate"], "strategy") if STRATEGIES[s].paper]
 
 
 @dataclass
@@ -49,18 +66,20 @@ class MatrixSpec:
     """What to run. ``seeds`` limits every task to its first N instances (the
     same seeds in every regime, strategy and modality); ``epochs`` is the
     number of navigation episodes per seed (detection runs once per seed).
-    The defaults are the tasks' vocabularies and defaults."""
+    The defaults are the paper's matrix with the tasks' defaults; ``factors``
+    maps other task parameters to the values to cross."""
 
     models: list[str]
-    regimes: Sequence[str] = field(default_factory=lambda: choices(FAMILIES["navigate"], "regime"))
+    regimes: Sequence[str] = field(default_factory=paper_regimes)
     modalities: Sequence[str] = field(default_factory=lambda: choices(FAMILIES["detect"], "modality"))  # detect
-    strategies: Sequence[str] = field(default_factory=lambda: choices(FAMILIES["navigate"], "strategy"))
+    strategies: Sequence[str] = field(default_factory=paper_strategies)
     nav_modalities: Sequence[str] = ("text",)
     families: Sequence[str] = tuple(FAMILIES)
     seeds: int | None = None
     epochs: int = NAVIGATE_DEFAULTS["epochs"]
     batch_size: int = NAVIGATE_DEFAULTS["batch_size"]
     dataset: str | None = None
+    factors: Mapping[str, Sequence[Any]] = field(default_factory=dict)
 
     def validate(self) -> None:
         if not self.models:
@@ -78,18 +97,34 @@ class MatrixSpec:
         for name, value in (("seeds", self.seeds), ("epochs", self.epochs), ("batch_size", self.batch_size)):
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise ValueError(f"{name} must be a positive integer; got {value!r}")
+        for name, values in self.factors.items():
+            if name in OWN_ARGS:
+                raise ValueError(f"factor {name!r} is one of the matrix's own axes; use its option")
+            if not any(name in parameters(FAMILIES[f]) for f in self.families):
+                known = sorted({p for f in self.families for p in parameters(FAMILIES[f])} - OWN_ARGS)
+                raise ValueError(
+                    f"factor {name!r} is no parameter of {', '.join(self.families)}; known: {', '.join(known)}"
+                )
+            if not values:
+                raise ValueError(f"factor {name!r} has no values")
+
+    def crossed(self, family: str) -> Iterator[dict[str, Any]]:
+        """Every combination of the factors that ``family`` has (one empty one without factors)."""
+        names = [n for n in self.factors if n in parameters(FAMILIES[family])]
+        for values in itertools.product(*(self.factors[n] for n in names)):
+            yield dict(zip(names, values))
 
 
 @dataclass
 class PlannedTask:
-    """One task of the matrix (per model) and what it will cost.
+    """One task of the matrix (per model), built, and what it will cost.
 
     ``cost`` is exact for detection. For navigation it is an upper bound (every
     episode uses its whole step budget, and a re-auditing strategy audits after
     every L3 event); ``cost_min`` is the cost of an agent that walks a shortest
     path of the true grid (what the ``observer`` agent does; exact for it on
-    L1/L2, an estimate on L3, where events can lengthen the path). An agent
-    that dies early costs less.
+    L1/L2 under full observability, an estimate otherwise). An agent that dies
+    early costs less.
     """
 
     family: str
@@ -98,16 +133,16 @@ class PlannedTask:
     strategy: str | None
     samples: int
     epochs: int
+    task: Task
     task_args: dict[str, Any] = field(default_factory=dict)
+    factors: dict[str, Any] = field(default_factory=dict)
     cost: Cost = field(default_factory=Cost)
     cost_min: Cost = field(default_factory=Cost)
 
     @property
     def name(self) -> str:
-        return f"{self.family} {self.regime} {self.strategy + ' ' if self.strategy else ''}{self.modality}"
-
-    def build(self) -> Task:
-        return FAMILIES[self.family](**self.task_args)
+        extra = "".join(f" {k}={v}" for k, v in self.factors.items())
+        return f"{self.family} {self.regime} {self.strategy + ' ' if self.strategy else ''}{self.modality}{extra}"
 
 
 @lru_cache(maxsize=16)
@@ -115,40 +150,56 @@ def _instances(dataset: str | None, regime: str) -> tuple[Instance, ...]:
     return tuple(load_instances(dataset, regime))
 
 
+def _planned(
+    family: str, args: dict[str, Any], factors: dict[str, Any], samples: int, epochs: int
+) -> PlannedTask | None:
+    """The task built from ``args`` (validated), or None when not applicable."""
+    try:
+        task = FAMILIES[family](**args, **factors)
+    except NotApplicable:
+        return None
+    strategy = args.get("strategy")
+    return PlannedTask(family, args["regime"], args["modality"], strategy, samples, epochs, task, args, factors)
+
+
 def _detect_tasks(spec: MatrixSpec, regime: str, instances: Sequence[Instance], estimate: bool) -> list[PlannedTask]:
     planned = []
-    for modality in spec.modalities:
+    for modality, factors in itertools.product(spec.modalities, spec.crossed("detect")):
         args = {"regime": regime, "modality": modality, "batch_size": spec.batch_size, "dataset": spec.dataset}
-        task = PlannedTask("detect", regime, modality, None, len(instances), 1, task_args=args)
-        if estimate:
-            task.cost = task.cost_min = estimate_detect(instances, modality, spec.batch_size)
-        planned.append(task)
+        task = _planned("detect", args, factors, len(instances), 1)
+        if task is not None:
+            if estimate:
+                task.cost = task.cost_min = estimate_detect(instances, modality, spec.batch_size)
+            planned.append(task)
     return planned
 
 
 def _navigate_tasks(spec: MatrixSpec, regime: str, instances: Sequence[Instance], estimate: bool) -> list[PlannedTask]:
     planned = []
-    for strategy in spec.strategies:
-        for modality in spec.nav_modalities:
-            args = {
-                "regime": regime,
-                "strategy": strategy,
-                "modality": modality,
-                "batch_size": spec.batch_size,
-                "dataset": spec.dataset,
-                "epochs": spec.epochs,
-            }
-            task = PlannedTask("navigate", regime, modality, strategy, len(instances), spec.epochs, task_args=args)
+    for strategy, modality, factors in itertools.product(
+        spec.strategies, spec.nav_modalities, spec.crossed("navigate")
+    ):
+        args = {
+            "regime": regime,
+            "strategy": strategy,
+            "modality": modality,
+            "batch_size": spec.batch_size,
+            "dataset": spec.dataset,
+            "epochs": spec.epochs,
+        }
+        task = _planned("navigate", args, factors, len(instances), spec.epochs)
+        if task is not None:
             if estimate:
+                radius = factors.get("view_radius")
                 task.cost_min, task.cost = estimate_navigate(
-                    instances, strategy, modality, spec.batch_size, spec.epochs
+                    instances, strategy, modality, spec.batch_size, spec.epochs, radius
                 )
             planned.append(task)
     return planned
 
 
 def plan(spec: MatrixSpec, estimate: bool = True) -> list[PlannedTask]:
-    """The tasks one model runs, with their cost (``estimate=False`` skips it)."""
+    """The tasks one model runs, built, with their cost (``estimate=False`` skips it)."""
     spec.validate()
     planned = []
     for regime in spec.regimes:
@@ -180,9 +231,10 @@ PLAN_NOTE = (
     "any model call; a provider's tokenizer will differ somewhat. Detection figures are exact. Navigation "
     "is a range: low = every episode walks a shortest path of the true grid (what a perfect agent costs; "
     "an agent that dies early costs less); high = an upper bound: every episode uses its full step "
-    "budget (max_steps) and a re-auditing strategy audits after every scheduled L3 event. Output tokens "
-    "assume terse replies (one move call; audit JSON with a one-line reason); a model that writes more "
-    "costs more."
+    "budget (max_steps) and a re-auditing strategy audits after every scheduled L3 event. Under partial "
+    "observability (view_radius) low counts the audits of the shortest-path walk (the entries that come into "
+    "view), high every entry audited alone once per window. Output tokens assume terse replies (one move "
+    "call; audit JSON with a one-line reason); a model that writes more costs more."
 )
 
 
@@ -215,7 +267,7 @@ def run_matrix(spec: MatrixSpec, log_dir: str | Path, **eval_set_args: Any) -> t
     """
     planned = plan(spec, estimate=False)
     return eval_set(
-        [t.build() for t in planned],
+        [t.task for t in planned],
         log_dir=str(log_dir),
         model=list(spec.models),
         limit=spec.seeds,

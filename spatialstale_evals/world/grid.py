@@ -17,6 +17,8 @@ Grid = tuple[str, ...]
 
 START, FROZEN, HOLE, GOAL = "S", "F", "H", "G"
 CELL_TYPES = (START, FROZEN, HOLE, GOAL)
+#: A cell out of the agent's view in a partial observation (SPEC 8.1, exact).
+UNSEEN = "?"
 HOLE_FRACTION = 0.25
 MIN_SIDE = 2
 

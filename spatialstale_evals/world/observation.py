@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from spatialstale_evals.world.grid import Cell, Grid, goal_of
+from spatialstale_evals.world.grid import UNSEEN, Cell, Grid, goal_of
 
 _CELL = re.compile(r"\((\d+),(\d+)\)=([SFHG?])")
 _ROW = re.compile(r"^Row (\d+): (.*)$", re.MULTILINE)
@@ -29,6 +29,26 @@ def parse_position_line(text: str) -> tuple[Cell, Cell] | None:
         return None
     a_r, a_c, g_r, g_c = (int(x) for x in match.groups())
     return (a_r, a_c), (g_r, g_c)
+
+
+def in_view(agent: Cell, cell: Cell, radius: int | None) -> bool:
+    """Whether ``cell`` lies in the agent's view: the Chebyshev window of
+    ``radius`` around it (a (2r+1) x (2r+1) square clipped to the grid), or
+    everywhere when ``radius`` is None (the paper's full observability)."""
+    return radius is None or max(abs(cell[0] - agent[0]), abs(cell[1] - agent[1])) <= radius
+
+
+def covers_grid(height: int, width: int, radius: int | None) -> bool:
+    """A radius that reaches every cell from every position is full observability."""
+    return radius is None or radius >= max(height, width) - 1
+
+
+def visible_grid(grid: Sequence[str], agent: Cell, radius: int | None) -> Grid:
+    """The grid as the agent sees it: every cell out of view shown as ``?``."""
+    return tuple(
+        "".join(kind if in_view(agent, (r, c), radius) else UNSEEN for c, kind in enumerate(row))
+        for r, row in enumerate(grid)
+    )
 
 
 def text_observation(grid: Sequence[str], agent: Cell) -> str:

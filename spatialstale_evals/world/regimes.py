@@ -1,4 +1,5 @@
-"""The three change regimes (SPEC section 2) as deterministic functions of a seed.
+"""The change regimes as deterministic functions of a seed: the paper's three
+(SPEC section 2) and our clean-memory L0 (SPEC 8.2: nothing changes).
 
 The paper's prose leaves several readings open; the one implemented here is the
 one that reproduces its Table 1 (see the README, "How the change rules were
@@ -40,7 +41,7 @@ from spatialstale_evals.world.grid import FROZEN, HOLE, Cell, Grid, flip_cells, 
 
 #: The built-in regimes, the vocabulary of the tasks' ``regime`` parameter
 #: (``REGIMES`` holds an entry for each, and any registered later).
-RegimeName = Literal["L1", "L2", "L3"]
+RegimeName = Literal["L0", "L1", "L2", "L3"]
 
 L1_CHANGES = (5, 7)
 L2_CHANGES = (12, 16)
@@ -201,7 +202,8 @@ class Regime:
         windows: When the changes are audited (``before_navigation`` or
             ``after_each_event``): one detection window per element.
         table1: The paper's Table-1 row for the regime (mean, sd, min, max of
-            the stale ratio on 8x8), or None when the paper has none.
+            the stale ratio on 8x8), or None for a regime of ours, which the
+            paper's matrix (``spatialstale matrix``'s default) leaves out.
     """
 
     name: str
@@ -240,6 +242,14 @@ def validate_regime(regime: str) -> str:
     return get_regime(regime).name
 
 
+register_regime(
+    Regime(
+        "L0",
+        "clean: nothing changes; every entry stays true (our extension, SPEC 8.2)",
+        stream=10,
+        draw=lambda g0, rng, budget: (g0, ()),
+    )
+)
 register_regime(
     Regime(
         "L1",

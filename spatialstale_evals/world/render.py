@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from PIL import Image, ImageDraw, ImageFont
 
-from spatialstale_evals.world.grid import Cell
+from spatialstale_evals.world.grid import UNSEEN, Cell
 
 CELL_PX = 48
 COLOURS: dict[str, tuple[int, int, int]] = {
@@ -28,9 +28,13 @@ AGENT_COLOUR = (255, 0, 0)
 LINE_COLOUR = (255, 255, 255)
 #: Label ink per cell type: dark on light cells, light on dark ones.
 LABEL_COLOURS = {"F": (0, 0, 0), "G": (0, 0, 0), "H": (255, 255, 255), "S": (255, 255, 255)}
-#: What the colours above are called in the prompts' image captions (a
-#: palette and its words change together, here).
-COLOUR_NAMES = {"F": "light blue", "H": "near-black", "S": "green", "G": "gold"}
+#: Cells out of the agent's view (partial observability, SPEC 8.1): fog grey,
+#: labelled like every other cell.
+FOG_COLOUR = (0x80, 0x80, 0x80)
+FOG_LABEL = (0, 0, 0)
+#: What the colours are called in the prompts' image captions (a palette and
+#: its words change together, here).
+COLOUR_NAMES = {"F": "light blue", "H": "near-black", "S": "green", "G": "gold", UNSEEN: "grey"}
 AGENT_MARKER = "red triangle"
 
 
@@ -50,22 +54,28 @@ def image_size(height: int, width: int) -> tuple[int, int]:
 PALETTE: tuple[tuple[int, int, int], ...] = tuple(
     dict.fromkeys([LINE_COLOUR, *COLOURS.values(), *LABEL_COLOURS.values(), AGENT_COLOUR])
 )
-_INDEX = {colour: i for i, colour in enumerate(PALETTE)}
+#: The palette of an image with unseen cells: fog grey appended, so the
+#: indices (and the bytes of fully observed images) do not move.
+FOG_PALETTE = (*PALETTE, FOG_COLOUR)
+_INDEX = {colour: i for i, colour in enumerate(FOG_PALETTE)}
+_FILL = {**COLOURS, UNSEEN: FOG_COLOUR}
+_INK = {**LABEL_COLOURS, UNSEEN: FOG_LABEL}
 
 
 def render_palette(grid: Sequence[str], agent: Cell | None) -> Image.Image:
     """The observation as a palette ("P") image, colours indexed in ``PALETTE``."""
     height, width = len(grid), len(grid[0])
     img = Image.new("P", image_size(height, width), _INDEX[LINE_COLOUR])
-    img.putpalette([v for colour in PALETTE for v in colour])
+    palette = FOG_PALETTE if any(UNSEEN in row for row in grid) else PALETTE
+    img.putpalette([v for colour in palette for v in colour])
     draw = ImageDraw.Draw(img)
     font = _font()
     for r, row in enumerate(grid):
         for c, kind in enumerate(row):
             x0, y0 = c * CELL_PX, r * CELL_PX
             # 1 px white line on the left/top of every cell (and the image border).
-            draw.rectangle([x0 + 1, y0 + 1, x0 + CELL_PX - 1, y0 + CELL_PX - 1], fill=_INDEX[COLOURS[kind]])
-            draw.text((x0 + 3, y0 + 2), f"({r},{c})", fill=_INDEX[LABEL_COLOURS[kind]], font=font)
+            draw.rectangle([x0 + 1, y0 + 1, x0 + CELL_PX - 1, y0 + CELL_PX - 1], fill=_INDEX[_FILL[kind]])
+            draw.text((x0 + 3, y0 + 2), f"({r},{c})", fill=_INDEX[_INK[kind]], font=font)
     if agent is not None:
         ar, ac = agent
         cx, top = ac * CELL_PX + CELL_PX // 2, ar * CELL_PX
@@ -104,13 +114,13 @@ def sample_cell_colour(img: Image.Image, cell: Cell) -> tuple[int, int, int]:
 
 def decode_grid(png: bytes, height: int, width: int) -> tuple[str, ...]:
     """Read cell types back from a rendered PNG by nearest colour (for scripted
-    vision agents and tests)."""
+    vision agents and tests); fog reads as ``?``."""
     img = Image.open(io.BytesIO(png)).convert("RGB")
     rows = []
     for r in range(height):
         row = ""
         for c in range(width):
             px = sample_cell_colour(img, (r, c))
-            row += min(COLOURS, key=lambda k: sum((a - b) ** 2 for a, b in zip(COLOURS[k], px)))
+            row += min(_FILL, key=lambda k: sum((a - b) ** 2 for a, b in zip(_FILL[k], px)))
         rows.append(row)
     return tuple(rows)
