@@ -22,7 +22,7 @@ import pandas as pd
 
 from spatialstale_evals import paper
 from spatialstale_evals.analysis.stats import correlate, holm, paired_wilcoxon
-from spatialstale_evals.analysis.tables import _order, _sort, ratio
+from spatialstale_evals.analysis.tables import order, ratio, sort_table
 from spatialstale_evals.harness.strategies import STRATEGIES
 from spatialstale_evals.world.grid import Cell, goal_of, neighbours, shortest_path, start_of
 from spatialstale_evals.world.instance import Instance
@@ -53,7 +53,7 @@ def paired_vectors(nav: pd.DataFrame, a: str, b: str, metric: str) -> tuple[list
 
 def _family(g: pd.DataFrame, cell: dict[str, Any], alpha: float, metrics: Iterable[str]) -> list[dict[str, Any]]:
     rows = []
-    for a, b in combinations(_order(g["strategy"], STRATEGIES), 2):
+    for a, b in combinations(order(g["strategy"], STRATEGIES), 2):
         for metric in metrics:
             _, x, y = paired_vectors(g, a, b, metric)
             t = paired_wilcoxon(x, y, alpha)
@@ -90,7 +90,7 @@ def wilcoxon_table(nav: pd.DataFrame, alpha: float = paper.ALPHA, metrics: Itera
     rows = []
     for key, g in nav.groupby(CELL, sort=False):
         rows += _family(g, dict(zip(CELL, key)), alpha, metrics)
-    return _sort(pd.DataFrame(rows), {"metric": NAV_METRICS})
+    return sort_table(pd.DataFrame(rows), {"metric": NAV_METRICS})
 
 
 # -- detection x navigation ---------------------------------------------------------
@@ -134,7 +134,7 @@ def correlation_table(det: pd.DataFrame, nav: pd.DataFrame, modality: str = "tex
                 "note": c.note,
             }
         )
-    return _sort(pd.DataFrame(rows))
+    return sort_table(pd.DataFrame(rows))
 
 
 def instance_paths(inst: Instance) -> dict[str, set[Cell]]:
@@ -224,4 +224,4 @@ def path_recall_table(det: pd.DataFrame, nav: pd.DataFrame) -> pd.DataFrame:
             row[f"{name}_recall"] = ratio(s.flagged, s.stale)
             row[f"{name}_thaw_recall"] = ratio(s.thaw_flagged, s.thaw)
         rows.append(row)
-    return _sort(pd.DataFrame(rows))
+    return sort_table(pd.DataFrame(rows))

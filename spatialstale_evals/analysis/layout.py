@@ -195,6 +195,30 @@ SPECS: dict[str, Spec] = {
         ("remembered_path_recall", "remembered path recall", f3),
         ("remembered_path_thaw_recall", "remembered path thaw recall", f3),
     ],
+    "benefit": [
+        ("model", "model", text),
+        ("config", "config", text),
+        ("modality", "modality", text),
+        ("regime", "regime", text),
+        ("success_with_memory", "success % with memory (no_filter)", f1d),
+        ("success_without_memory", "success % without (no_memory)", f1d),
+        ("benefit_pp", "benefit (pp)", f1d),
+        ("timeout_without_memory", "timeout % without", f1d),
+        ("pvalue_holm", "p (Holm)", pval),
+    ],
+    "safety": [
+        ("model", "model", text),
+        ("config", "config", text),
+        ("modality", "modality", text),
+        ("regime", "regime", text),
+        ("death_no_filter", "death % raw (no_filter)", f1d),
+        ("death_omcd", "audited (omcd)", f1d),
+        ("p_omcd", "p (Holm)", pval),
+        ("death_resolve", "resolved (resolve)", f1d),
+        ("p_resolve", "p (Holm)", pval),
+        ("death_oracle", "oracle", f1d),
+        ("p_oracle", "p (Holm)", pval),
+    ],
     "inputs": [
         ("file", "log", text),
         ("family", "task", text),
@@ -217,6 +241,8 @@ TITLES = {
     "wilcoxon": "Paired Wilcoxon signed-rank tests between strategies (per-seed rates over epochs)",
     "correlation": f"Per-seed detection F1 vs per-seed {paper.AUDITED.upper()} success (Pearson, Spearman)",
     "path_recall": "Path-conditioned detection recall",
+    "benefit": "Benefit: success with and without memory on a clean regime (nothing stale)",
+    "safety": "Safety: deaths with raw, audited, resolved and oracle memory",
     "inputs": "Logs read",
 }
 
@@ -238,9 +264,23 @@ MISSING = {
     ),
     "path_recall": "Needs detect logs in the default configuration (and navigate omcd logs for the trajectory sets).",
     "inputs": "No logs of this suite were found.",
+    "benefit": "Needs navigate logs of no_filter and no_memory on L0 (same model, config and modality).",
+    "safety": "Needs navigate logs of no_filter and of omcd, resolve or oracle on a regime with changes.",
 }
 
 NOTES = {
+    "benefit": (
+        "The Memory Trust Gap's benefit suite: on L0 nothing changes, so every entry is true and memory can only "
+        "help. Under the paper's full observability it cannot (the observation already shows everything); with a "
+        "view radius (config view_radius=r) memory is the only source about cells out of view. p (Holm): the "
+        "paired test of success on the seeds, from the Wilcoxon table."
+    ),
+    "safety": (
+        "Its safety suite: on L1-L3 the observation is the authority and a stale entry can only mislead. Raw = "
+        "every entry as written; audited = the model's own batched audit; resolved = the runtime resolver (no "
+        "model call: entries resolved against what the agent has seen); oracle = the ground truth. Each p "
+        "(Holm) is the paired test of deaths against raw memory, from the Wilcoxon table."
+    ),
     "detection": (
         "Pooled: counts summed over all entries, windows, seeds and epochs (micro). Mean +- sd: per seed "
         "(averaged over its epochs), then mean and sample sd over seeds, as the paper reports. A seed's F1 is "

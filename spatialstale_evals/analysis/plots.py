@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from spatialstale_evals.analysis.tables import ORDER, OUTCOMES, _order  # noqa: E402
+from spatialstale_evals.analysis.tables import ORDER, OUTCOMES, order  # noqa: E402
 
 COLOURS = {"success": "#2E8B57", "death": "#202020", "timeout": "#A8C8E8", "text": "#4C72B0", "image": "#DD8452"}
 
@@ -28,8 +28,8 @@ def f1_by_regime(detection: pd.DataFrame, path: Path) -> Path | None:
     groups = list(detection.groupby(["model", "config"], sort=False))
     fig, axes = plt.subplots(1, len(groups), figsize=(4.5 * len(groups), 3.6), squeeze=False)
     for ax, ((model, config), g) in zip(axes[0], groups):
-        regimes = _order(g["regime"], ORDER["regime"])
-        modalities = _order(g["modality"], ORDER["modality"])
+        regimes = order(g["regime"], ORDER["regime"])
+        modalities = order(g["modality"], ORDER["modality"])
         width = 0.8 / len(modalities)
         for i, m in enumerate(modalities):
             gm = g[g["modality"] == m].set_index("regime")
@@ -54,7 +54,7 @@ def outcomes_by_strategy(navigation: pd.DataFrame, path: Path) -> Path | None:
     if navigation.empty:
         return None
     rows = list(navigation.groupby(["model", "config", "modality"], sort=False))
-    regimes = _order(navigation["regime"], ORDER["regime"])
+    regimes = order(navigation["regime"], ORDER["regime"])
     fig, axes = plt.subplots(
         len(rows), len(regimes), figsize=(4.2 * len(regimes), 3.2 * len(rows)), squeeze=False, sharey=True
     )
@@ -62,7 +62,7 @@ def outcomes_by_strategy(navigation: pd.DataFrame, path: Path) -> Path | None:
         for j, regime in enumerate(regimes):
             ax = axes[i][j]
             gr = g[g["regime"] == regime].set_index("strategy")
-            strategies = _order(gr.index, ORDER["strategy"])
+            strategies = order(gr.index, ORDER["strategy"])
             bottom = np.zeros(len(strategies))
             for outcome in OUTCOMES:
                 vals = np.array([gr[outcome].get(s, np.nan) for s in strategies], dtype=float)
@@ -86,7 +86,7 @@ def trajectory_lengths(nav: pd.DataFrame, path: Path) -> Path | None:
     if nav.empty:
         return None
     rows = list(nav.groupby(["model", "config", "modality"], sort=False))
-    regimes = _order(nav["regime"], ORDER["regime"])
+    regimes = order(nav["regime"], ORDER["regime"])
     fig, axes = plt.subplots(
         len(rows), len(regimes), figsize=(4.8 * len(regimes), 3.4 * len(rows)), squeeze=False, sharey=True
     )
@@ -94,7 +94,7 @@ def trajectory_lengths(nav: pd.DataFrame, path: Path) -> Path | None:
         for j, regime in enumerate(regimes):
             ax = axes[i][j]
             gr = g[g["regime"] == regime]
-            strategies = _order(gr["strategy"], ORDER["strategy"])
+            strategies = order(gr["strategy"], ORDER["strategy"])
             width = 0.8 / len(OUTCOMES)
             for k, outcome in enumerate(OUTCOMES):
                 data, pos = [], []

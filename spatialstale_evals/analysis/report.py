@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from spatialstale_evals import paper
-from spatialstale_evals.analysis import inference, plots, tables
+from spatialstale_evals import TASKS, paper
+from spatialstale_evals.analysis import inference, plots, tables, trust
 from spatialstale_evals.analysis import logs as logs_mod
 from spatialstale_evals.analysis.layout import MAIN_TABLES, MISSING, NOTES, SPECS, TITLES, Spec
 
@@ -88,11 +88,11 @@ def _inputs_table(evals: pd.DataFrame) -> pd.DataFrame:
                 "used_samples": r.used_samples,
             }
         )
-    order = {"detect": 0, "navigate": 1}
+    rank = {family: i for i, family in enumerate(TASKS)}
     return (
         pd.DataFrame(rows)
         .sort_values(
-            ["family", "model", "cell", "used_samples"], key=lambda s: s.map(order) if s.name == "family" else s
+            ["family", "model", "cell", "used_samples"], key=lambda s: s.map(rank) if s.name == "family" else s
         )
         .reset_index(drop=True)
     )
@@ -102,6 +102,7 @@ def compute_tables(logset: logs_mod.LogSet, alpha: float = paper.ALPHA) -> dict[
     det, nav = logset.detect, logset.navigate
     detection = tables.detection_table(det)
     navigation = tables.navigation_table(nav)
+    tests = inference.wilcoxon_table(nav, alpha)
     return {
         "detection": detection,
         "modality": tables.modality_table(detection),
@@ -109,7 +110,9 @@ def compute_tables(logset: logs_mod.LogSet, alpha: float = paper.ALPHA) -> dict[
         "navigation": navigation,
         "gain": tables.gain_table(navigation),
         "steps": tables.steps_table(nav),
-        "wilcoxon": inference.wilcoxon_table(nav, alpha),
+        "wilcoxon": tests,
+        "benefit": trust.benefit_table(navigation, tests),
+        "safety": trust.safety_table(navigation, tests),
         "correlation": inference.correlation_table(det, nav),
         "path_recall": inference.path_recall_table(det, nav),
         "inputs": _inputs_table(logset.evals),
@@ -137,6 +140,7 @@ def render_markdown(
     sections = [
         ("Detection", ("detection", "modality", "direction")),
         ("Navigation", ("navigation", "gain", "steps")),
+        ("Memory that matters", ("benefit", "safety")),
         ("Statistics", ("wilcoxon", "correlation", "path_recall")),
     ]
     for heading, names in sections:

@@ -54,21 +54,22 @@ def ratio(num: float, den: float) -> float:
     return nan(counts.ratio(num, den))
 
 
-def _order(values: Iterable[str], known: Iterable[str]) -> list[str]:
+def order(values: Iterable[str], known: Iterable[str]) -> list[str]:
+    """The distinct ``values`` in the order of ``known``, unknown ones after, sorted."""
     known = list(known)
     values = list(dict.fromkeys(values))
     return [v for v in known if v in values] + sorted(v for v in values if v not in known)
 
 
-def _sort(df: pd.DataFrame, extra: Mapping[str, Iterable[str]] | None = None) -> pd.DataFrame:
+def sort_table(df: pd.DataFrame, extra: Mapping[str, Iterable[str]] | None = None) -> pd.DataFrame:
     """Sort by model, config and then every dimension present, in its natural order."""
     if df.empty:
         return df
     keys = {}
     for col, known in {**ORDER, **(extra or {})}.items():
         if col in df:
-            order = _order(df[col], known)
-            keys[col] = lambda s, order=order: s.map({v: i for i, v in enumerate(order)})
+            ranked = order(df[col], known)
+            keys[col] = lambda s, ranked=ranked: s.map({v: i for i, v in enumerate(ranked)})
     by = [c for c in ("model", "config") if c in df] + list(keys)
     return df.sort_values(by, key=lambda s: keys[s.name](s) if s.name in keys else s).reset_index(drop=True)
 
@@ -125,7 +126,7 @@ def detection_table(det: pd.DataFrame) -> pd.DataFrame:
                 "parse_failure_rate": nan(metrics.parse_failure_rate_of(c)),
             }
         )
-    return _sort(pd.DataFrame(rows))
+    return sort_table(pd.DataFrame(rows))
 
 
 def modality_table(detection: pd.DataFrame) -> pd.DataFrame:
@@ -144,7 +145,7 @@ def modality_table(detection: pd.DataFrame) -> pd.DataFrame:
                     "model": model,
                     "config": config,
                     "modality": m,
-                    "regimes": ", ".join(_order(gm["regime"], REGIMES)),
+                    "regimes": ", ".join(order(gm["regime"], REGIMES)),
                     "f1_avg": f1[m],
                     "paper_f1": paper.DETECTION_F1.get((name, m), "") if name else "",
                     "image_minus_text": (f1["image"] - f1["text"]) if m == "image" and "text" in f1 else math.nan,
@@ -153,7 +154,7 @@ def modality_table(detection: pd.DataFrame) -> pd.DataFrame:
                     else math.nan,
                 }
             )
-    return _sort(pd.DataFrame(rows))
+    return sort_table(pd.DataFrame(rows))
 
 
 def direction_table(det: pd.DataFrame) -> pd.DataFrame:
@@ -186,7 +187,7 @@ def direction_table(det: pd.DataFrame) -> pd.DataFrame:
                 "flag_rate_gap": thaw - safe,
             }
         )
-    return _sort(pd.DataFrame(rows))
+    return sort_table(pd.DataFrame(rows))
 
 
 # -- navigation ------------------------------------------------------------------
@@ -222,7 +223,7 @@ def navigation_table(nav: pd.DataFrame) -> pd.DataFrame:
                 "tokens_per_episode": g["tokens"].mean(),
             }
         )
-    return _sort(pd.DataFrame(rows))
+    return sort_table(pd.DataFrame(rows))
 
 
 def gain_table(navigation: pd.DataFrame) -> pd.DataFrame:
@@ -253,7 +254,7 @@ def gain_table(navigation: pd.DataFrame) -> pd.DataFrame:
                 else math.nan,
             }
         )
-    return _sort(pd.DataFrame(rows))
+    return sort_table(pd.DataFrame(rows))
 
 
 def steps_table(nav: pd.DataFrame) -> pd.DataFrame:
@@ -277,4 +278,4 @@ def steps_table(nav: pd.DataFrame) -> pd.DataFrame:
                 else math.nan,
             }
         )
-    return _sort(pd.DataFrame(rows))
+    return sort_table(pd.DataFrame(rows))
