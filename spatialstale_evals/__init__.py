@@ -14,7 +14,9 @@ command is ``inspect eval spatialstale_evals/detect.py``), and Python's import
 system sets the package attribute ``detect`` to the *module* whenever
 ``spatialstale_evals.detect`` is imported (Inspect's registry does so). The
 package's module class below keeps the *task function* under that name
-instead, as an eager ``from .detect import detect`` would.
+instead, as an eager ``from .detect import detect`` would. So, as before,
+``import spatialstale_evals.detect as m`` binds the function too; the module
+is ``importlib.import_module("spatialstale_evals.detect")``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ TASKS: tuple[str, ...] = tuple(__all__)
 def task_functions() -> dict[str, Callable[..., Any]]:
     """The suite's @task functions by name (imports the task modules)."""
     return {name: getattr(sys.modules[__name__], name) for name in TASKS}
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *TASKS})
 
 
 def __getattr__(name: str) -> Any:

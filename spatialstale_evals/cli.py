@@ -94,7 +94,7 @@ def _quickstart(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="spatialstale", description=__doc__)
+    parser = argparse.ArgumentParser(prog="spatialstale", description=__doc__, allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True)
 
     ds = sub.add_parser("datasets", help="generate, verify and describe benchmark datasets")

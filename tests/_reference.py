@@ -30,3 +30,15 @@ def flip(grid, cells):
         assert rows[r][c] in "FH", f"flip of non-F/H cell ({r},{c})={rows[r][c]}"
         rows[r][c] = "H" if rows[r][c] == "F" else "F"
     return tuple("".join(r) for r in rows)
+
+
+def holm(p):
+    """Holm's adjustment from its definition: the i-th smallest of the m defined
+    p-values becomes max over j <= i of min(1, (m - j + 1) p_(j)); NaN stays NaN."""
+    import math
+
+    defined = sorted((v, i) for i, v in enumerate(p) if not math.isnan(v))
+    m, out = len(defined), [math.nan] * len(p)
+    for k, (_, i) in enumerate(defined):
+        out[i] = max(min(1.0, (m - j) * defined[j][0]) for j in range(k + 1))
+    return out

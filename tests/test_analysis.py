@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 import scipy.stats
 import shortuuid
+from _reference import holm
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
@@ -224,19 +225,7 @@ def test_wilcoxon_equals_scipy_on_integer_differences(scripted: Path, report) ->
     # the Holm family: every pair and metric of the same (model, regime) cell
     family = w[(w["model"] == MEMORY) & (w["regime"] == "L2")]
     raw = family["pvalue"].to_numpy()
-    assert family["pvalue_holm"].to_numpy() == pytest.approx(_holm(raw), nan_ok=True)
-
-
-def _holm(p: np.ndarray) -> np.ndarray:
-    """Holm's adjustment from its definition: the i-th smallest of m defined
-    p-values becomes max over j <= i of min(1, (m - j + 1) p_(j))."""
-    out = np.full(len(p), np.nan)
-    defined = [i for i in range(len(p)) if not np.isnan(p[i])]
-    order = sorted(defined, key=lambda i: p[i])
-    m = len(order)
-    for k, i in enumerate(order):
-        out[i] = max(min(1.0, (m - j) * p[order[j]]) for j in range(k + 1))
-    return out
+    assert list(family["pvalue_holm"]) == pytest.approx(holm(list(raw)), nan_ok=True)
 
 
 def test_path_conditioned_recall_equals_samples(scripted: Path, report) -> None:
@@ -696,6 +685,18 @@ def test_paper_values_sit_beside_matching_models_only(scripted: Path, tmp_path: 
     assert (gpt["paper_success"], gpt["paper_death"]) == (14.4, 74.4)
     mem = _row(nav, model=MEMORY)
     assert math.isnan(mem["paper_success"]) and math.isnan(mem["paper_death"])
+
+
+def test_logs_of_an_earlier_task_version_are_kept_apart(scripted: Path, tmp_path: Path) -> None:
+    """1-A counted S and G in the valid-SAFE control: its logs must not be pooled with 2-A's."""
+    template = _template(scripted, "detect")
+    shutil.copy(_path(template), tmp_path)
+    old = template.model_copy(deep=True)
+    old.eval.task_version, old.eval.eval_id = "1-A", shortuuid.uuid()
+    write_eval_log(old, str(tmp_path / "old.eval"))
+    det = build_report(tmp_path, tmp_path / "out").tables["detection"]
+    assert sorted(det["config"]) == ["", "task version 1-A"]
+    assert set(det["samples"]) == {SEEDS}, "each version's samples counted in its own row, once"
 
 
 def test_samples_stopped_by_a_limit_are_scored_and_reported(tmp_path: Path) -> None:

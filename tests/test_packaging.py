@@ -88,9 +88,15 @@ def test_inspect_runs_the_registered_tasks_from_anywhere(
         cwd=work,
     )  # fmt: skip
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert len(list(log_dir.glob("*.eval"))) == 1
-    text = out.stdout + out.stderr
-    assert ("f1                    1.000" in text) if task == "detect" else ("success_rate" in text)
+    (log_file,) = log_dir.glob("*.eval")
+    code = (
+        "import sys; from inspect_ai.log import read_eval_log; log = read_eval_log(sys.argv[1]); "
+        "print(log.status, {k: v.value for s in log.results.scores for k, v in s.metrics.items()})"
+    )
+    read = _run([str(bin_dir / "python"), "-c", code, str(log_file)], cwd=work)
+    status, metrics = read.stdout.split(" ", 1)
+    assert status == "success"
+    assert ("'f1': 1.0" in metrics) if task == "detect" else ("'success_rate': 1.0" in metrics)
 
 
 def test_the_conformance_linter_passes_without_the_local_extra(installed: tuple[Path, Path]) -> None:

@@ -24,7 +24,7 @@ from spatialstale_evals.harness import strategies
 from spatialstale_evals.harness.observe import OBSERVATIONS
 from spatialstale_evals.harness.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Verdict
 from spatialstale_evals.navigate import navigate
-from spatialstale_evals.runs.cost import estimate_navigate
+from spatialstale_evals.runs.cost import estimate_navigate, step_prompt_tokens
 from spatialstale_evals.runs.matrix import MatrixSpec
 from spatialstale_evals.world import dataset, regimes
 from spatialstale_evals.world.grid import flip_cells, has_path, mutable_cells
@@ -81,9 +81,15 @@ def test_a_strategy_registered_outside_the_package_runs_end_to_end(tmp_path: Pat
         assert record["view_size"] == 64 - len(dangers)
         prompts = [e.input[-1].text for e in sample.events if e.event == "model"]
         assert prompts and all("DANGER at" not in p and f"Memory notes ({64 - len(dangers)}):" in p for p in prompts)
-    # the run matrix asks the same policy: it makes no model call, so it costs steps only
-    low, high = estimate_navigate(dataset.load(None, "L1")[:3], toy_strategy, "text", 10, 1)
+    # the run matrix asks the same policy: it makes no model call, so it costs steps only,
+    # each step's prompt holding the view the policy leaves
+    instances = dataset.load(None, "L1")[:3]
+    low, high = estimate_navigate(instances, toy_strategy, "text", 10, 1)
     assert (low.calls, high.calls) == (sum(low_steps(r) for r in _rows("L1")[:3]), 3 * 50)
+    for inst in instances:
+        sample = next(s for s in log.samples if s.id == inst.id)
+        first = next(e for e in sample.events if e.event == "model")
+        assert step_prompt_tokens(inst, STRATEGIES[toy_strategy], "text") == first.output.usage.input_tokens
 
 
 def low_steps(row: dict) -> int:
@@ -158,6 +164,38 @@ def test_a_regime_registered_outside_the_package_runs_end_to_end(tmp_path: Path,
         assert [(a["reason"], a["removed"]) for a in record["audits"]] == [("event at step 3", flipped)]
 
 
+def _before_and_during(g0, rng, budget):
+    """L1's pre-game changes, and one more flip at step 3 that no window audits."""
+    grid, (event,) = regimes.l1_changes(g0, rng), _toy_draw(g0, rng, budget)[1]
+    cells = tuple(c for c in event.cells if has_path(flip_cells(grid, [c])))[:1]
+    return grid, (Event(step=3, cells=cells),)
+
+
+def test_the_window_rule_decides_when_strategies_judge(tmp_path: Path) -> None:
+    """A regime with pre-game changes and an event, audited before navigation
+    only: omcd and the oracle judge once, as detect has one window."""
+    regimes.register_regime(Regime("T7", "pre-game + one event", stream=97, draw=_before_and_during))
+    try:
+        folder = dataset.write(tmp_path / "set", count=2)
+        logs = inspect_eval(
+            [
+                detect(regime="T7", dataset=str(folder)),
+                *(navigate(regime="T7", strategy=s, dataset=str(folder), epochs=1) for s in ("omcd", "oracle")),
+            ],
+            model="spatialstale/observer",
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
+        assert all(log.status == "success" for log in logs)
+        assert all(s.scores["detection_scorer"].value["windows"] == 1 for s in logs[0].samples)
+        for log in logs[1:]:
+            for sample in log.samples:
+                record = sample.scores["navigation_scorer"].metadata
+                assert record["events_realized"] and [a["reason"] for a in record["audits"]] == ["start"]
+    finally:
+        del REGIMES["T7"]
+
+
 def test_registering_a_taken_name_or_stream_is_an_error(toy_regime: str) -> None:
     with pytest.raises(regimes.RegimeError, match="already registered"):
         regimes.register_regime(Regime(toy_regime, "", stream=98, draw=_toy_draw))
@@ -201,14 +239,22 @@ def test_the_matrix_cli_choices_and_defaults_are_the_task_signatures() -> None:
     assert actions["batch_size"].default == signature["batch_size"].default == MatrixSpec(models=["m"]).batch_size
 
 
-def test_the_reports_defaults_are_the_task_signatures() -> None:
-    for name, task in (("detect", detect), ("navigate", navigate)):
-        expected = {
-            n: p.default
-            for n, p in inspect.signature(task).parameters.items()
-            if p.default is not inspect.Parameter.empty and p.kind is not inspect.Parameter.VAR_KEYWORD
-        }
-        assert DEFAULT_ARGS[name] == expected
+def test_the_reports_defaults_are_the_papers_protocol() -> None:
+    """A log whose arguments equal these is labelled as the paper's protocol (SPEC 5)."""
+    assert {k: DEFAULT_ARGS["detect"][k] for k in ("batch_size", "output", "threshold", "dataset")} == {
+        "batch_size": 10,
+        "output": "binary",
+        "threshold": 0.7,
+        "dataset": None,
+    }
+    nav = DEFAULT_ARGS["navigate"]
+    assert (nav["batch_size"], nav["epochs"], nav["history"], nav["view_radius"], nav["filter_mode"]) == (
+        10,
+        5,
+        0,
+        None,
+        "delete",
+    )
 
 
 # -- misspelled parameters ---------------------------------------------------------------

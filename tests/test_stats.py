@@ -10,6 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import scipy.stats
+from _reference import holm as holm_by_definition
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -63,18 +64,10 @@ def test_float_rates_would_break_ties_that_exact_ones_keep() -> None:
     assert floats.pvalue != pytest.approx(ints.pvalue, rel=1e-6), "the float version differs: the test can fail"
 
 
-def _holm_by_definition(p: list[float]) -> list[float]:
-    defined = sorted((v, i) for i, v in enumerate(p) if not math.isnan(v))
-    m, out = len(defined), [math.nan] * len(p)
-    for k, (_, i) in enumerate(defined):
-        out[i] = max(min(1.0, (m - j) * defined[j][0]) for j in range(k + 1))
-    return out
-
-
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.floats(0, 1), st.just(math.nan)), max_size=30))
 def test_holm_equals_its_definition(p: list[float]) -> None:
-    assert holm(p) == pytest.approx(_holm_by_definition(p), nan_ok=True)
+    assert holm(p) == pytest.approx(holm_by_definition(p), nan_ok=True)
 
 
 def test_the_method_is_named() -> None:

@@ -21,11 +21,13 @@ from inspect_ai.log import EvalLog
 
 from spatialstale_evals import paper
 from spatialstale_evals.detect import detect
+from spatialstale_evals.harness.strategies import STRATEGIES as REGISTERED
 from spatialstale_evals.navigate import navigate
 
 from .runner import linear_fit, mean, model_events, run_eval, usage_of
 
-STRATEGIES = ("no_memory", "no_filter", "self_verify", "omcd", "oracle")
+#: The paper's strategies (the registry's, in its order).
+STRATEGIES = tuple(name for name, policy in REGISTERED.items() if policy.paper)
 #: The strategies the linear fit is made for, and the agents (besides observer)
 #: whose episodes it pools, for a spread of episode lengths.
 FIT_STRATEGIES = ("no_memory", "no_filter", "omcd")

@@ -25,7 +25,7 @@ def report_command(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         try:
             report = build_report(args.log_dir, args.out, alpha=args.alpha)
-        except FileNotFoundError as exc:
+        except (FileNotFoundError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
     for w in caught:

@@ -26,7 +26,7 @@ from spatialstale_evals.analysis.tables import order, ratio, sort_table
 from spatialstale_evals.harness.strategies import STRATEGIES
 from spatialstale_evals.world.grid import Cell, goal_of, neighbours, shortest_path, start_of
 from spatialstale_evals.world.instance import Instance
-from spatialstale_evals.world.staleness import THAW
+from spatialstale_evals.world.staleness import FREEZE, THAW
 
 NAV_METRICS = ("success", "death")
 CELL = ["model", "config", "regime", "modality"]
@@ -39,9 +39,16 @@ PATH_SETS = {
 
 
 def per_seed_rates(nav: pd.DataFrame, strategy: str, metric: str) -> dict[str, Fraction]:
-    """Each seed's ``metric`` rate over its epochs, as an exact fraction."""
+    """Each seed's ``metric`` rate over its epochs, as an exact fraction (the
+    metric is a per-episode 0/1 flag: success, death, timeout)."""
     g = nav[nav["strategy"] == strategy].groupby("instance_id")[metric]
-    return {seed: Fraction(int(round(v.sum())), len(v)) for seed, v in g}
+    rates = {}
+    for seed, values in g:
+        count = float(values.sum())
+        if not count.is_integer():
+            raise ValueError(f"{metric} of {strategy} on {seed} is not a count of episodes: {count}")
+        rates[seed] = Fraction(int(count), len(values))
+    return rates
 
 
 def paired_vectors(nav: pd.DataFrame, a: str, b: str, metric: str) -> tuple[list[str], list[Fraction], list[Fraction]]:
@@ -56,7 +63,7 @@ def _family(g: pd.DataFrame, cell: dict[str, Any], alpha: float, metrics: Iterab
     for a, b in combinations(order(g["strategy"], STRATEGIES), 2):
         for metric in metrics:
             _, x, y = paired_vectors(g, a, b, metric)
-            t = paired_wilcoxon(x, y, alpha)
+            t = paired_wilcoxon(x, y)
             rows.append(
                 {
                     **cell,
@@ -158,12 +165,17 @@ def _trajectories(nav: pd.DataFrame) -> dict[tuple[str, str, str, str], list[lis
     return out
 
 
-def _set_counts(inst: Instance, flagged_by_step: dict[int, set[str]], cellset: set[Cell]) -> dict[str, int]:
+def _set_counts(
+    inst: Instance, flagged_by_step: dict[int, set[str]], truth: list[dict[str, Any]], cellset: set[Cell]
+) -> dict[str, int]:
+    """Stale entries of ``cellset`` and how many were flagged, over the
+    windows' truth as the sample logged it (the instance's own, computed once)."""
     cells = {e.id: e.cell for e in inst.memory}
     out = dict.fromkeys(("stale", "flagged", "thaw", "thaw_flagged"), 0)
-    for window in inst.windows:
-        flagged = flagged_by_step.get(window.step, set())
-        for eid, kind in window.stale.items():
+    for window in truth:
+        flagged = flagged_by_step.get(window["step"], set())
+        stale = {**dict.fromkeys(window["thaw"], THAW), **dict.fromkeys(window["freeze"], FREEZE)}
+        for eid, kind in stale.items():
             if cells[eid] in cellset:
                 hit = eid in flagged
                 out["stale"] += 1
@@ -181,8 +193,8 @@ def path_recall_counts(det: pd.DataFrame, nav: pd.DataFrame) -> pd.DataFrame:
     trajectories_by = _trajectories(nav)
     cache: dict[tuple[str, str], Instance] = {}
     for r in _default(det).itertuples():
-        if (r.regime, r.instance_id) not in cache:
-            cache[(r.regime, r.instance_id)] = Instance.from_json(r.instance)
+        if (r.regime, r.instance_id) not in cache:  # a regime this process may not know: read, don't validate
+            cache[(r.regime, r.instance_id)] = Instance.from_json(r.instance, registered=False)
         inst = cache[(r.regime, r.instance_id)]
         flagged_by_step = {w["step"]: set(w["flagged"]) for w in r.windows_flagged}
         trajectories = trajectories_by.get((r.model, r.regime, r.modality, r.instance_id), [])
@@ -198,7 +210,7 @@ def path_recall_counts(det: pd.DataFrame, nav: pd.DataFrame) -> pd.DataFrame:
                     "modality": r.modality,
                     "instance_id": r.instance_id,
                     "set": name,
-                    **_set_counts(inst, flagged_by_step, cellset),
+                    **_set_counts(inst, flagged_by_step, r.windows_truth, cellset),
                     "episodes": len(trajectories),
                 }
             )

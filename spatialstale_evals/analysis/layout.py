@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from spatialstale_evals import paper
+from spatialstale_evals.analysis.stats import METHOD_NOTES
 
 Fmt = Callable[[Any], str]
 
@@ -255,14 +256,18 @@ MISSING = {
     "modality": "No detect logs.",
     "direction": "No detect logs.",
     "navigation": "No navigate logs: the navigation sections are empty.",
-    "gain": "Needs navigate logs of both omcd and no_filter for the same model, regime and modality.",
+    "gain": (
+        f"Needs navigate logs of both {paper.AUDITED} and {paper.BASELINE} for the same model, regime and modality."
+    ),
     "steps": "No navigate logs.",
     "wilcoxon": "Needs navigate logs of at least two strategies of one model, regime and modality.",
     "correlation": (
-        "Needs detect (text, default configuration) and navigate omcd (text, default configuration) "
+        f"Needs detect (text, default configuration) and navigate {paper.AUDITED} (text, default configuration) "
         "logs of the same model and regime."
     ),
-    "path_recall": "Needs detect logs in the default configuration (and navigate omcd logs for the trajectory sets).",
+    "path_recall": (
+        f"Needs detect logs in the default configuration (and navigate {paper.AUDITED} logs for the trajectory sets)."
+    ),
     "inputs": "No logs of this suite were found.",
     "benefit": "Needs navigate logs of no_filter and no_memory on L0 (same model, config and modality).",
     "safety": "Needs navigate logs of no_filter and of omcd, resolve or oracle on a regime with changes.",
@@ -298,29 +303,32 @@ NOTES = {
         "Rates over episodes (each seed x epoch once). Paper values (SPEC section 7) appear where the model "
         "name matches (gpt-4o: text L2; claude: L1); they are the paper's model versions, not necessarily yours."
     ),
-    "gain": "Paper: GPT-4o +14.4 pp on L1 and +24.4 pp on L3 (SPEC section 7); L2 is 32.8 - 14.4 from its table.",
+    "gain": (
+        "Paper (GPT-4o, SPEC section 7): "
+        + ", ".join(f"{gain:+.1f} pp on {regime}" for (_, regime), gain in sorted(paper.OMCD_GAIN.items()))
+        + f" (L2 is the difference of its table's {paper.AUDITED} and {paper.BASELINE} success rates)."
+    ),
     "steps": "Paper mean steps (SPEC section 7) do not state the regime; they are shown on every regime's row.",
     "wilcoxon": (
         "Two-sided Wilcoxon signed-rank tests (scipy.stats.wilcoxon) on the exact per-seed differences of the "
         "rates (successes / episodes of each seed, as fractions, so equal differences tie), over the seeds both "
         "strategies ran; zero differences are dropped (Wilcoxon's convention) and 'non-zero' counts the rest. "
-        "method: 'exact' = the exact null distribution (no ties, up to 50 pairs); 'permutation' = exact given "
-        "the ties (every sign assignment enumerated, up to 13 pairs); 'asymptotic' = the normal approximation "
-        "with tie-corrected variance and no continuity correction (ties and more than 13 pairs). Each "
-        "(model, config, regime, modality) cell is one family (every pair of strategies, on success and on "
-        "death); p (Holm) is Holm's step-down adjustment within it, and 'p (Holm) < alpha' (alpha = {alpha}) "
+        + "method: "
+        + "; ".join(f"'{name}' = {text}" for name, text in METHOD_NOTES.items())
+        + ". Each (model, config, regime, modality) cell is one family (every pair of strategies, on success and "
+        "on death); p (Holm) is Holm's step-down adjustment within it, and 'p (Holm) < alpha' (alpha = {alpha}) "
         "controls the family-wise error rate. r_rb = matched-pairs rank-biserial correlation, positive when A "
         "is higher. With n non-zero pairs all in one direction the smallest exact p is 2 / 2^n, so alpha = "
-        "{alpha} needs at least 11 of them, before the adjustment."
+        "{alpha} needs at least {min_pairs} of them, before the adjustment."
     ),
     "correlation": (
-        "Per seed: the detect task's F1 (text, default configuration) and the omcd success rate over the "
+        f"Per seed: the detect task's F1 (text, default configuration) and the {paper.AUDITED} success rate over the "
         "seed's epochs (text, default configuration), same model and regime. Undefined when either side is "
         "constant over seeds (e.g. a perfect auditor)."
     ),
     "path_recall": (
         "Recall of the detect task's verdicts on stale entries whose cell lies in a set: 'all' is ordinary "
-        "recall; 'trajectory' the cells the agent stepped on in the omcd episodes of the same seed (pooled "
+        f"recall; 'trajectory' the cells the agent stepped on in the {paper.AUDITED} episodes of the same seed (pooled "
         "over episodes); 'near traj.' those cells and their 4-neighbours (where a missed thaw can kill); "
         "'true path' a shortest S->G path on the true grid (L1/L2 after the pre-game changes, L3 the final "
         "grid); 'remembered path' a shortest path on the original grid, the route stale memory suggests "

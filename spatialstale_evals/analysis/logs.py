@@ -6,9 +6,11 @@ What gets counted:
   that cannot be read (corrupt, truncated, not a log) or a log that is not
   this suite's ``detect``/``navigate`` task is skipped with a warning naming
   it (:class:`SkippedLog`; also listed in the report).
-- Logs are grouped into *configurations*: task, model, model args, model roles
-  and every task argument except ``epochs`` (the regime, modality, strategy,
-  batch size, ... of the run). Within a configuration each (instance, epoch)
+- Logs are grouped into *configurations*: task, task version, model, model
+  args, model roles and every task argument except ``epochs`` (the regime,
+  modality, strategy, batch size, ... of the run). Logs of an earlier task
+  version are a configuration of their own, labelled with it (a metric's
+  definition may have changed: the Changelog says which). Within a configuration each (instance, epoch)
   is counted once, taken from the best log that holds it: complete logs
   (status ``success``) before partial ones (interrupted, cancelled, error),
   newer before older. So a rerun replaces what it reran, an ``eval_set``
@@ -35,13 +37,17 @@ import pandas as pd
 from inspect_ai.analysis import EvalColumn, SampleColumn, evals_df, samples_df
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
-from spatialstale_evals import TASKS, task_functions
-from spatialstale_evals.harness.counts import CONFUSION_KEYS
+from spatialstale_evals import task_functions
 from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.harness.samples import INSTANCE_KEY
+from spatialstale_evals.metadata import task_version
 
-FAMILIES = TASKS
+#: The suite's current task version: logs of another are kept apart.
+TASK_VERSION = task_version()
+
+#: The task families the report reads, by their scorer (a new task joins the report here).
 SCORERS = {"detect": "detection_scorer", "navigate": "navigation_scorer"}
+FAMILIES = tuple(SCORERS)
 
 #: Task arguments that are table dimensions (everything else that differs from
 #: the default makes a separate configuration, shown beside the model name).
@@ -59,21 +65,6 @@ EXCLUDE_FIELDS = {
     "detect": {"messages", "events", "attachments"},
     "navigate": {"messages", "events", "attachments", "store"},
 }
-
-DETECT_COUNTS = (*CONFUSION_KEYS, "entries", "parse_failures", "calls", "windows")
-NAVIGATE_VALUES = (
-    "success",
-    "death",
-    "timeout",
-    "reward",
-    "steps",
-    "fallbacks",
-    "extra_calls",
-    "death_on_stale",
-    "death_on_stale_shown",
-    "audit_calls",
-    "tokens",
-)
 
 
 class SkippedLog(UserWarning):
@@ -130,9 +121,11 @@ def model_label(model: str, model_args: dict[str, Any] | None) -> str:
     return model + (f" [{', '.join(f'{k}={_fmt(v)}' for k, v in sorted(args.items()))}]" if args else "")
 
 
-def config_label(family: str, task_args: dict[str, Any], roles: dict[str, str]) -> str:
-    """Non-default task arguments and model roles: '' for the paper's protocol."""
-    parts = []
+def config_label(family: str, task_args: dict[str, Any], roles: dict[str, str], version: str | None = None) -> str:
+    """Non-default task arguments and model roles, and the task version when it
+    is not the current one (its scores may be defined differently: see the
+    README's Changelog): '' for the paper's protocol at the current version."""
+    parts = [] if version in (None, TASK_VERSION) else [f"task version {version}"]
     defaults = DEFAULT_ARGS[family]
     for key in sorted(task_args):
         if key in DIMENSIONS[family] or key in IGNORED_ARGS:
@@ -191,6 +184,7 @@ def _eval_columns() -> list[EvalColumn]:
         EvalColumn("model_args", path=lambda log: json.dumps(log.eval.model_args or {}, sort_keys=True)),
         EvalColumn("roles", path=lambda log: json.dumps(_roles(log), sort_keys=True)),
         EvalColumn("epochs", path="eval.config.epochs"),
+        EvalColumn("task_version", path=lambda log: str(log.eval.task_version)),
         EvalColumn("sample_ids", path=lambda log: json.dumps(log.eval.dataset.sample_ids or [])),
         EvalColumn("completed_samples", path="results.completed_samples"),
         EvalColumn("family", path=lambda log: suite_family(log)),
@@ -212,7 +206,7 @@ def eval_table(headers: list[EvalLog]) -> pd.DataFrame:
         model_args = json.loads(row.model_args)
         roles = json.loads(row.roles)
         models.append(model_label(row.model_name, model_args))
-        configs.append(config_label(row.family, task_args, roles))
+        configs.append(config_label(row.family, task_args, roles, row.task_version))
         keys.append(
             json.dumps(
                 {
@@ -220,6 +214,7 @@ def eval_table(headers: list[EvalLog]) -> pd.DataFrame:
                     "model": row.model_name,
                     "model_args": model_args,
                     "roles": roles,
+                    "version": row.task_version,
                     "args": {k: v for k, v in task_args.items() if k not in IGNORED_ARGS},
                 },
                 sort_keys=True,
@@ -269,6 +264,8 @@ def _sample_columns(family: str) -> list[SampleColumn]:
     ]
     if family == "detect":
         columns.append(SampleColumn("instance", path=instance_json, full=True))
+        truth = SampleColumn("truth", path=lambda s: json.dumps((s.metadata or {}).get("windows", [])), full=True)
+        columns.append(truth)
     return columns
 
 
@@ -309,7 +306,7 @@ def _records(row: Any, samples: pd.DataFrame, seen: set[tuple[str, int]]) -> lis
             "config": row.config,
             "model_name": row.model_name,
             "regime": task_args.get("regime"),
-            "modality": task_args.get("modality", "text"),
+            "modality": task_args.get("modality", DEFAULT_ARGS[row.family]["modality"]),
             "instance_id": str(s.id),
             "seed": s.seed,
             "epoch": int(s.epoch),
@@ -318,13 +315,14 @@ def _records(row: Any, samples: pd.DataFrame, seen: set[tuple[str, int]]) -> lis
             "sample_tokens": s.sample_tokens,
         }
         if row.family == "detect":
-            rec.update({k: value.get(k, 0) for k in DETECT_COUNTS})
+            rec.update(value)  # every key of the score (harness/counts.py records)
             rec["f1"] = value.get("f1", 0.0)
             rec["windows_flagged"] = detail["windows"]
+            rec["windows_truth"] = json.loads(s.truth)  # per window: step, thaw ids, freeze ids
             rec["instance"] = json.loads(s.instance)
         else:
             rec["strategy"] = task_args.get("strategy")
-            rec.update({k: value.get(k, 0) for k in NAVIGATE_VALUES})
+            rec.update(value)
             rec["outcome"] = detail.get("outcome")
             rec["trajectory"] = detail.get("trajectory") or []
             rec["death_cell"] = detail.get("death_cell")

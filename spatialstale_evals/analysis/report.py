@@ -11,6 +11,7 @@ or ``spatialstale report LOG_DIR --out DIR``.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -148,7 +149,7 @@ def render_markdown(
         for name in names:
             lines += [f"### {TITLES[name]}", "", rendered[name], ""]
             if name in NOTES and not report_tables[name].empty:
-                lines += [NOTES[name].format(alpha=alpha), ""]
+                lines += [NOTES[name].format(alpha=alpha, min_pairs=math.ceil(math.log2(2 / alpha))), ""]
     lines += ["## Plots", ""]
     if plot_files:
         lines += [f"![{p.stem}]({p.name})" for p in plot_files] + [""]

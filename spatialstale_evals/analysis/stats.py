@@ -25,16 +25,18 @@ from fractions import Fraction
 import numpy as np
 from scipy import stats as sps
 
-from spatialstale_evals.paper import ALPHA
-
 #: Largest number of non-zero differences scipy's exact null distribution is used for (no ties).
 EXACT_MAX = 50
 #: Largest number with ties for which every sign assignment is enumerated (2^13 = 8192).
 PERMUTATION_MAX = 13
+#: What each method means (the report's note on the tests says the same).
 METHOD_NOTES = {
-    "exact": "exact null distribution (no ties)",
-    "permutation": "exact given the ties: every sign assignment enumerated",
-    "asymptotic": "normal approximation, tie-corrected variance, no continuity correction",
+    "exact": f"the exact null distribution (no ties, at most {EXACT_MAX} non-zero pairs)",
+    "permutation": f"exact given the ties: every sign assignment enumerated (ties, at most {PERMUTATION_MAX} pairs)",
+    "asymptotic": (
+        "the normal approximation with tie-corrected variance and no continuity correction "
+        f"(ties and more than {PERMUTATION_MAX} pairs, or more than {EXACT_MAX})"
+    ),
 }
 
 
@@ -47,7 +49,6 @@ class PairedTest:
     statistic: float
     pvalue: float
     rank_biserial: float
-    significant: bool
     method: str = ""
     note: str = ""
 
@@ -84,7 +85,7 @@ def wilcoxon_method(nonzero: Sequence[Fraction]) -> str:
     return "permutation" if len(nonzero) <= PERMUTATION_MAX else "asymptotic"
 
 
-def paired_wilcoxon(a: Sequence[Fraction | int], b: Sequence[Fraction | int], alpha: float = ALPHA) -> PairedTest:
+def paired_wilcoxon(a: Sequence[Fraction | int], b: Sequence[Fraction | int]) -> PairedTest:
     """Two-sided Wilcoxon signed-rank test of paired ``a`` and ``b`` (exact
     rationals: per-seed rates as ``Fraction``s, or counts) on their exact
     differences, zero differences dropped (Wilcoxon's convention), with the
@@ -97,9 +98,7 @@ def paired_wilcoxon(a: Sequence[Fraction | int], b: Sequence[Fraction | int], al
     base = {"n_pairs": n, "n_nonzero": len(nonzero), "mean_a": mean_a, "mean_b": mean_b}
     if not nonzero:  # no information: the test is undefined, and not counted in a Holm family
         note = "no shared seeds" if n == 0 else "all differences zero"
-        return PairedTest(
-            **base, statistic=math.nan, pvalue=math.nan, rank_biserial=math.nan, significant=False, note=note
-        )
+        return PairedTest(**base, statistic=math.nan, pvalue=math.nan, rank_biserial=math.nan, note=note)
     method = wilcoxon_method(nonzero)
     scipy_method = sps.PermutationMethod(n_resamples=np.inf) if method == "permutation" else method
     with warnings.catch_warnings():
@@ -111,7 +110,6 @@ def paired_wilcoxon(a: Sequence[Fraction | int], b: Sequence[Fraction | int], al
         statistic=float(result.statistic),
         pvalue=pvalue,
         rank_biserial=rank_biserial(nonzero),
-        significant=pvalue < alpha,
         method=method,
     )
 

@@ -29,13 +29,13 @@ from typing import Any
 import pandas as pd
 
 from spatialstale_evals import paper
-from spatialstale_evals.harness import counts, metrics
+from spatialstale_evals.harness import counts, episode, metrics
 from spatialstale_evals.harness.counts import DetectionCounts, NavigationCounts
 from spatialstale_evals.harness.observe import OBSERVATIONS
 from spatialstale_evals.harness.strategies import STRATEGIES
 from spatialstale_evals.world.regimes import REGIMES
 
-OUTCOMES = ("success", "death", "timeout")
+OUTCOMES = episode.OUTCOMES
 #: The natural order of each table dimension: the registries' own.
 ORDER: dict[str, Iterable[str]] = {
     "regime": REGIMES,
@@ -259,23 +259,26 @@ def gain_table(navigation: pd.DataFrame) -> pd.DataFrame:
 
 def steps_table(nav: pd.DataFrame) -> pd.DataFrame:
     """Mean trajectory length by outcome and strategy (the paper's Figure 6
-    decomposition)."""
+    decomposition; the mean is the task metric's ``steps_of``)."""
     if nav.empty:
         return pd.DataFrame()
     rows = []
-    for key, g in nav.groupby([*NAV_GROUP, "outcome"], sort=False):
-        row = dict(zip([*NAV_GROUP, "outcome"], key))
-        name = paper.paper_model(row["model"])
-        rows.append(
-            {
-                **row,
-                "episodes": len(g),
-                "mean_steps": g["steps"].mean(),
-                "sd_steps": g["steps"].std(ddof=1) if len(g) > 1 else math.nan,
-                "median_steps": g["steps"].median(),
-                "paper_mean_steps": paper.STEPS.get((name, row["strategy"], row["outcome"]), math.nan)
-                if name
-                else math.nan,
-            }
-        )
+    for key, g in nav.groupby(NAV_GROUP, sort=False):
+        c = NavigationCounts.total(_records(g))
+        for outcome, go in g.groupby("outcome", sort=False):
+            row = {**dict(zip(NAV_GROUP, key)), "outcome": outcome}
+            name = paper.paper_model(row["model"])
+            mean = metrics.steps_of(outcome)(c) if outcome in OUTCOMES else None
+            rows.append(
+                {
+                    **row,
+                    "episodes": len(go),
+                    "mean_steps": nan(mean) if outcome in OUTCOMES else go["steps"].mean(),
+                    "sd_steps": go["steps"].std(ddof=1) if len(go) > 1 else math.nan,
+                    "median_steps": go["steps"].median(),
+                    "paper_mean_steps": paper.STEPS.get((name, row["strategy"], outcome), math.nan)
+                    if name
+                    else math.nan,
+                }
+            )
     return sort_table(pd.DataFrame(rows))

@@ -70,7 +70,8 @@ class Counts:
         for record in records:
             n += 1
             for name in names:
-                sums[name] += float(record.get(name, 0) or 0)
+                value = record.get(name)
+                sums[name] += 0.0 if value is None or value != value else float(value)  # missing or NaN: 0
         return cls(n=n, **sums)
 
 

@@ -50,7 +50,6 @@ from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import ACTIONS, goal_of
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import MemoryEntry
-from spatialstale_evals.world.staleness import stale_labels
 
 #: Store key of the episode record the scorer reads.
 EPISODE_RECORD_KEY = "episode"
@@ -98,7 +97,7 @@ def audit_record(episode: Episode, instance: Instance, reason: str, calls: int) 
     """One judgement in the episode record: which entries the view now treats
     as contradicted, and the confusion counts of that state against the truth."""
     removed = {eid for eid, d in episode.decisions.items() if d == "contradicted"}
-    counts = confusion(instance.memory, removed, stale_labels(instance.memory, instance.g0, episode.grid), instance.g0)
+    counts = confusion(instance.memory, removed, instance.labels_at(episode.epoch), instance.g0)
     return {
         "step": episode.env.steps,
         "reason": reason,
@@ -156,6 +155,7 @@ class Navigation:
             batch_size=self.batch_size,
             reason=reason,
             step=episode.env.steps,
+            epoch=episode.epoch,
             due=self.due(),
             ledger=episode.ledger,
             decisions=episode.decisions,

@@ -10,7 +10,6 @@ choices, the report's defaults and the run matrix read them from there
 from __future__ import annotations
 
 import inspect
-import math
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, get_args, get_origin
@@ -34,9 +33,7 @@ def check_positive_int(name: str, value: Any, allow_zero: bool = False) -> int:
 
 
 def check_unit_interval(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
-        raise ValueError(f"{name} must be a number in [0, 1]; got {value!r}")
-    if math.isnan(float(value)):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:  # NaN too
         raise ValueError(f"{name} must be a number in [0, 1]; got {value!r}")
     return float(value)
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spatialstale_evals.harness import prompts
 from spatialstale_evals.world.grid import ACTIONS
 
 TRUE_WORDS = {"true", "yes", "y", "1", "stale", "t"}
@@ -228,18 +229,18 @@ def parse_move(tool_calls: Sequence[Any] | None) -> MoveChoice:
     """
     calls = list(tool_calls or [])
     if not calls:
-        return MoveChoice(None, "no tool call", 0)
+        return MoveChoice(None, prompts.NO_TOOL_CALL, 0)
     first, extra = calls[0], len(calls) - 1
     function = getattr(first, "function", None)
     if function != "move":
-        return MoveChoice(None, f"unknown tool {function!r}", extra)
+        return MoveChoice(None, prompts.UNKNOWN_TOOL.format(function=function), extra)
     if getattr(first, "parse_error", None):
-        return MoveChoice(None, f"unparseable arguments: {first.parse_error}", extra)
+        return MoveChoice(None, prompts.UNPARSEABLE_ARGUMENTS.format(error=first.parse_error), extra)
     arguments = getattr(first, "arguments", None)
     if not isinstance(arguments, dict) or "direction" not in arguments:
-        return MoveChoice(None, "move called without a direction", extra)
+        return MoveChoice(None, prompts.NO_DIRECTION, extra)
     value = arguments["direction"]
     direction = value.strip().upper() if isinstance(value, str) else None
     if direction not in ACTIONS:
-        return MoveChoice(None, f"invalid direction {value!r}", extra)
+        return MoveChoice(None, prompts.INVALID_DIRECTION.format(value=value), extra)
     return MoveChoice(direction, None, extra)

@@ -126,6 +126,12 @@ MOVE_CONTINUE = "{where} Steps left: {steps_left}."
 MOVE_FALLBACK = "No valid move call ({problem}); fallback moved {direction}. "
 #: The answer to every call after the first in one reply.
 MOVE_IGNORED = "Ignored: one move per turn."
+#: Why a reply yields no move (``MOVE_FALLBACK``'s ``{problem}``).
+NO_TOOL_CALL = "no tool call"
+UNKNOWN_TOOL = "unknown tool {function!r}"
+UNPARSEABLE_ARGUMENTS = "unparseable arguments: {error}"
+NO_DIRECTION = "move called without a direction"
+INVALID_DIRECTION = "invalid direction {value!r}"
 
 #: A sample's placeholder input (what ``inspect view`` lists; the solvers build
 #: the real prompts).

@@ -34,13 +34,14 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from spatialstale_evals.harness.observe import Prompt, read_grid
-from spatialstale_evals.harness.prompts import FILTER_HISTORY, NAVIGATE_STEP, template_pattern
+from spatialstale_evals.harness.prompts import AUDIT_CONTINUOUS, FILTER_HISTORY, NAVIGATE_STEP, template_pattern
 from spatialstale_evals.world.grid import (
     ACTIONS,
     DELTAS,
     FROZEN,
     GOAL,
     HOLE,
+    START,
     UNSEEN,
     Cell,
     Grid,
@@ -58,6 +59,10 @@ UNKNOWN_COST = 3
 _STEP = template_pattern(NAVIGATE_STEP.split("\n", 1)[0])
 #: The ``history`` label of a contradicted entry, likewise.
 _CONTRADICTED = template_pattern(FILTER_HISTORY)
+#: The line of the continuous-output request that names its field (``audit.REQUESTS``).
+_CONTINUOUS = next(line for line in AUDIT_CONTINUOUS.splitlines() if line.startswith('"staleness"'))
+#: What each planner may step on: the observed safe types, and unknown cells at a cost.
+SEEN_SAFE = {START, FROZEN, GOAL}
 
 
 class Entry(NamedTuple):
@@ -99,7 +104,7 @@ def _rng(seed: int, *parts: object) -> random.Random:
 
 def audit_reply(policy: str, prompt: Prompt, seed: int = 0, salt: object = None) -> str:
     """A JSON audit of every entry in the prompt."""
-    continuous = '"staleness"' in prompt.text
+    continuous = _CONTINUOUS in prompt.text
     rng = _rng(seed, salt, prompt.text)
     grid = read_grid(prompt) if policy != "random" else None
     items = []
@@ -205,8 +210,8 @@ def move_choice(policy: str, prompt: Prompt, seed: int = 0, salt: object = None)
         return _rng(seed, salt, prompt.text).choice(legal)
     height, width = len(observed), len(observed[0])
     if policy == "observer":
-        return plan(observed, agent, goal, {"S", "F", "G", UNSEEN})
+        return plan(observed, agent, goal, SEEN_SAFE | {UNSEEN})
     if policy == "mixed":
         belief = overlay(observed, memory_belief(prompt, height, width, goal, read_labels=True))
-        return plan(belief, agent, goal, {"S", "F", "G", UNSEEN})
-    return plan(memory_belief(prompt, height, width, goal), agent, goal, {"F", "G"})
+        return plan(belief, agent, goal, SEEN_SAFE | {UNSEEN})
+    return plan(memory_belief(prompt, height, width, goal), agent, goal, {FROZEN, GOAL})  # memory writes S as F

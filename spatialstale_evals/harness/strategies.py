@@ -34,10 +34,10 @@ from inspect_ai.model import Model
 
 from spatialstale_evals.harness.audit import audit_entries
 from spatialstale_evals.harness.memory_view import Decision, FilterMode, Note, build_view
-from spatialstale_evals.world.grid import HOLE, Cell, Grid
+from spatialstale_evals.world.grid import Cell, Grid
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import DANGER, MemoryEntry
-from spatialstale_evals.world.staleness import stale_labels
+from spatialstale_evals.world.staleness import hazard
 
 #: The built-in strategies, the vocabulary of the navigate task's ``strategy``.
 StrategyName = Literal["no_memory", "no_filter", "self_verify", "omcd", "oracle", "resolve"]
@@ -62,6 +62,7 @@ class JudgeRequest:
     batch_size: int
     reason: str
     step: int
+    epoch: int
     due: tuple[MemoryEntry, ...]
     ledger: Mapping[Cell, tuple[str, int]] = field(default_factory=dict)
     decisions: Mapping[str, Decision] = field(default_factory=dict)
@@ -116,7 +117,11 @@ STRATEGIES: dict[str, MemoryPolicy] = {}
 
 
 def register_strategy(cls: type[MemoryPolicy]) -> type[MemoryPolicy]:
-    """Class decorator: register one instance of ``cls`` under ``cls.name``."""
+    """Class decorator: register one instance of ``cls`` under ``cls.name``.
+    That one instance serves every episode (concurrently), so a policy keeps
+    no state: an episode's state is the ``Episode`` the loop passes it."""
+    if not isinstance(getattr(cls, "name", None), str):
+        raise ValueError(f"{cls.__name__} needs a class attribute `name` (the task's strategy value)")
     if cls.name in STRATEGIES:
         raise ValueError(f"strategy {cls.name!r} is already registered")
     STRATEGIES[cls.name] = cls()
@@ -138,7 +143,7 @@ class ModelAudit(MemoryPolicy):
 
     removes_entries = True
 
-    def audit_batch_size(self, n_entries: int, batch_size: int) -> int | None:
+    def audit_batch_size(self, n_entries: int, batch_size: int) -> int:
         return batch_size
 
     async def judge(self, request: JudgeRequest) -> Verdict | None:
@@ -151,7 +156,7 @@ class ModelAudit(MemoryPolicy):
             request.agent,
             request.due,
             modality=request.modality,
-            batch_size=self.audit_batch_size(n, request.batch_size),  # type: ignore[arg-type]
+            batch_size=self.audit_batch_size(n, request.batch_size),
             label=f"{self.name} audit ({request.reason})",
         )
         flagged = result.flagged
@@ -180,7 +185,7 @@ class SelfVerify(ModelAudit):
     def judges(self, moment: Moment, instance: Instance, epoch: int) -> bool:
         return moment == "start"
 
-    def audit_batch_size(self, n_entries: int, batch_size: int) -> int | None:
+    def audit_batch_size(self, n_entries: int, batch_size: int) -> int:
         return n_entries
 
 
@@ -203,14 +208,14 @@ class Oracle(MemoryPolicy):
         return moment != "view" and window_open(instance, epoch)
 
     async def judge(self, request: JudgeRequest) -> Verdict | None:
-        labels = stale_labels(request.instance.memory, request.instance.g0, request.grid)
+        labels = request.instance.labels_at(request.epoch)
         decisions: dict[str, Decision] = {eid: "contradicted" if kind else "keep" for eid, kind in labels.items()}
         return Verdict(decisions, {eid: request.step for eid, kind in labels.items() if kind})
 
 
 def contradicts(entry: MemoryEntry, kind: str) -> bool:
-    """Whether seeing ``kind`` at the entry's cell contradicts its claim (hazard differs)."""
-    return (entry.claim == DANGER) != (kind == HOLE)
+    """Whether seeing ``kind`` at the entry's cell contradicts its claim (the hazard differs)."""
+    return (entry.claim == DANGER) != bool(hazard(kind))
 
 
 @register_strategy

@@ -12,37 +12,33 @@ task calls not applicable. Every other option is one of Inspect's ``eval-set``
 options, spelled as Inspect's CLI spells them (``--max-connections 20``,
 ``--retry-attempts 3``, ``--display plain``, ``--temperature 0``,
 ``--no-fail-on-error`` ...), passed through to ``inspect_ai.eval_set`` with
-its value read as YAML (as Inspect reads ``-M``); ``-M key=value`` and
-``--model-role role=model`` work as in ``inspect eval-set``. A name
-``eval_set`` does not take is an error.
+its value read by the option's type (``runs/options.py``); ``-M key=value``
+and ``--model-role role=model`` work as in ``inspect eval-set``. A name
+``eval_set`` does not take is an error, and no option is abbreviated (so
+``--seed 42`` is Inspect's generation seed, not ``--seeds``).
 """
 
 from __future__ import annotations
 
 import argparse
-import inspect
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import yaml
-from inspect_ai import eval_set
-from inspect_ai.model import GenerateConfigArgs
 
 from spatialstale_evals.harness.params import choices
-from spatialstale_evals.runs.matrix import FAMILIES, MatrixSpec, format_plan, plan, run_matrix
+from spatialstale_evals.harness.strategies import STRATEGIES
+from spatialstale_evals.runs.matrix import FAMILIES, PLANNERS, MatrixSpec, format_plan, plan, run_matrix
+from spatialstale_evals.runs.options import eval_set_options
+from spatialstale_evals.world.regimes import REGIMES
 
 detect, navigate = FAMILIES["detect"], FAMILIES["navigate"]
 
-#: eval_set arguments the matrix sets itself (from its own options).
-SET_BY_MATRIX = {"tasks", "log_dir", "model", "limit", "log_dir_allow_dirty", "epochs", "model_args", "model_roles"}
-PASSTHROUGH = (
-    (set(inspect.signature(eval_set).parameters) | set(GenerateConfigArgs.__annotations__)) - SET_BY_MATRIX - {"kwargs"}
-)
-
 
 def _yaml(text: str) -> Any:
+    """A ``-M``/``--model-role``/``--factor`` value as Inspect reads ``-M``: YAML, else the text."""
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError:
@@ -64,33 +60,6 @@ def _key_value(text: str) -> tuple[str, Any]:
 def _factor(text: str) -> tuple[str, list[Any]]:
     name, values = _split(text)
     return name, [None if v.lower() == "none" else _yaml(v) for v in (v.strip() for v in values.split(",")) if v]
-
-
-def eval_set_options(tokens: list[str]) -> dict[str, Any]:
-    """``--max-connections 20 --no-fail-on-error --display=plain`` as
-    ``{"max_connections": 20, "fail_on_error": False, "display": "plain"}``."""
-    options: dict[str, Any] = {}
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if not token.startswith("--"):
-            raise ValueError(f"unexpected argument {token!r} (Inspect options are passed as --name value)")
-        name, _, inline = token[2:].partition("=")
-        key = name.replace("-", "_")
-        if key.startswith("no_") and key[3:] in PASSTHROUGH and not inline:
-            options[key[3:]] = False
-            i += 1
-            continue
-        if key not in PASSTHROUGH:
-            hint = " (set it with the matrix's own options)" if key in SET_BY_MATRIX else ""
-            raise ValueError(f"--{name} is not an option of inspect_ai.eval_set{hint}")
-        if inline:
-            options[key], i = _yaml(inline), i + 1
-        elif i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
-            options[key], i = _yaml(tokens[i + 1]), i + 2
-        else:
-            options[key], i = True, i + 1
-    return options
 
 
 def _models(values: list[str]) -> list[str]:
@@ -146,6 +115,7 @@ def add_matrix_subcommand(subparsers: Any) -> None:
         help="run the paper's matrix of detect and navigate tasks with eval_set (resumable)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
     )
     mp.add_argument("--model", action="append", required=True, metavar="M", help="repeat or comma-separate")
     mp.add_argument("--log-dir", type=Path, required=True, metavar="DIR")
@@ -157,20 +127,20 @@ def add_matrix_subcommand(subparsers: Any) -> None:
         nargs="+",
         default=list(spec.regimes),
         choices=choices(navigate, "regime"),
-        help="(default: the paper's)",
+        help="default: the paper's. " + "; ".join(f"{r.name}: {r.summary}" for r in REGIMES.values()),
     )
     mp.add_argument(
         "--strategies",
         nargs="+",
         default=list(spec.strategies),
         choices=choices(navigate, "strategy"),
-        help="(default: the paper's)",
+        help="default: the paper's. " + "; ".join(f"{name}: {p.summary}" for name, p in STRATEGIES.items()),
     )
     mp.add_argument("--modalities", nargs="+", default=list(spec.modalities), choices=choices(detect, "modality"))
     mp.add_argument(
         "--nav-modalities", nargs="+", default=list(spec.nav_modalities), choices=choices(navigate, "modality")
     )
-    mp.add_argument("--tasks", nargs="+", default=list(spec.families), choices=tuple(FAMILIES))
+    mp.add_argument("--tasks", nargs="+", default=list(spec.families), choices=tuple(PLANNERS))
     mp.add_argument("--batch-size", type=int, default=spec.batch_size, help=f"audit batch size B ({spec.batch_size})")
     mp.add_argument("--dataset", default=None, help="dataset folder (default the canonical set)")
     mp.add_argument(

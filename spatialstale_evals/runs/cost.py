@@ -13,6 +13,7 @@ the estimate cannot drift from what the loop does.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from spatialstale_evals.harness.memory_view import Decision
 from spatialstale_evals.harness.navigation import MOVE_TOOL, step_message
 from spatialstale_evals.harness.provider import count_input_tokens, count_text_tokens, last_prompt
 from spatialstale_evals.harness.scripted import audit_reply
-from spatialstale_evals.harness.strategies import MOMENTS, STRATEGIES, MemoryPolicy, Moment
+from spatialstale_evals.harness.strategies import MOMENTS, STRATEGIES, JudgeRequest, MemoryPolicy, Moment
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import Cell, Grid, goal_of, shortest_path, start_of
 from spatialstale_evals.world.instance import Instance
@@ -73,13 +74,42 @@ def estimate_detect(instances: Sequence[Instance], modality: str, batch_size: in
     return total
 
 
+def start_decisions(inst: Instance, policy: MemoryPolicy, radius: int | None) -> dict[str, Decision]:
+    """The decisions the policy leaves before the first step: its own, when it
+    calls no model (asked through ``judge``); a perfect audit's of the entries
+    in view when it does."""
+    if not policy.judges("start", inst, 0):
+        return {}
+    grid, agent = inst.grid, (0, 0)
+    due = tuple(e for e in inst.memory if in_view(agent, e.cell, radius))
+    if policy.audit_batch_size(len(inst.memory), 1) is None:
+        ledger = {e.cell: (grid[e.row][e.col], 0) for e in due}
+        request = JudgeRequest(
+            inst,
+            grid,
+            visible_grid(grid, agent, radius),
+            agent,
+            None,
+            "text",
+            1,
+            "start",
+            0,
+            0,
+            due,
+            ledger,  # type: ignore[arg-type]
+        )
+        verdict = asyncio.run(policy.judge(request))
+        return verdict.decisions if verdict else {}
+    labels = inst.labels_at(0)
+    return {e.id: "contradicted" if labels[e.id] else "keep" for e in due}
+
+
 def step_prompt_tokens(inst: Instance, policy: MemoryPolicy, modality: str, radius: int | None = None) -> int:
-    """Input tokens of one navigation step (system prompt, memory view at the
-    start as a perfect judge would leave it, observation, position, tool)."""
+    """Input tokens of one navigation step (system prompt, the memory view the
+    policy leaves at the start, observation, position, tool)."""
     env = DynamicFrozenLakeEnv(inst)
     env.reset()
-    stale: dict[str, Decision] = {eid: "contradicted" for w in inst.windows if w.step == 0 for eid in w.stale}
-    view = policy.view(inst.memory, stale if policy.judges("start", inst, 0) else {})
+    view = policy.view(inst.memory, start_decisions(inst, policy, radius))
     episode = Episode(env, view, view_radius=radius)
     messages = [ChatMessageSystem(content=prompts.NAVIGATE_SYSTEM), step_message(episode, modality, policy)]
     return count_input_tokens(messages, [MOVE_TOOL])

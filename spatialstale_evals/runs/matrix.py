@@ -74,7 +74,7 @@ class MatrixSpec:
     modalities: Sequence[str] = field(default_factory=lambda: choices(FAMILIES["detect"], "modality"))  # detect
     strategies: Sequence[str] = field(default_factory=paper_strategies)
     nav_modalities: Sequence[str] = ("text",)
-    families: Sequence[str] = tuple(FAMILIES)
+    families: Sequence[str] = ("detect", "navigate")
     seeds: int | None = None
     epochs: int = NAVIGATE_DEFAULTS["epochs"]
     batch_size: int = NAVIGATE_DEFAULTS["batch_size"]
@@ -89,7 +89,7 @@ class MatrixSpec:
             ("modality", self.modalities, OBSERVATIONS),
             ("navigation modality", self.nav_modalities, OBSERVATIONS),
             ("strategy", self.strategies, STRATEGIES),
-            ("task", self.families, FAMILIES),
+            ("task", self.families, PLANNERS),
         ):
             bad = [v for v in values if v not in known]
             if bad:
@@ -198,16 +198,18 @@ def _navigate_tasks(spec: MatrixSpec, regime: str, instances: Sequence[Instance]
     return planned
 
 
+#: How the matrix plans each task family it runs (a new task joins the matrix here).
+PLANNERS = {"detect": _detect_tasks, "navigate": _navigate_tasks}
+
+
 def plan(spec: MatrixSpec, estimate: bool = True) -> list[PlannedTask]:
     """The tasks one model runs, built, with their cost (``estimate=False`` skips it)."""
     spec.validate()
     planned = []
     for regime in spec.regimes:
         instances = _instances(spec.dataset, regime)[: spec.seeds]
-        if "detect" in spec.families:
-            planned += _detect_tasks(spec, regime, instances, estimate)
-        if "navigate" in spec.families:
-            planned += _navigate_tasks(spec, regime, instances, estimate)
+        for family in spec.families:
+            planned += PLANNERS[family](spec, regime, instances, estimate)
     return planned
 
 

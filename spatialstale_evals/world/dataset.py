@@ -183,7 +183,9 @@ def verify(dataset: str | Path | None) -> dict[str, int]:
     for name in manifest["files"]:
         data = verify_file(folder, name, manifest)
         regime = name.removesuffix(".jsonl")
-        if regime not in sets or encode_jsonl(sets[regime]) != data:
+        if regime not in sets:
+            raise DatasetError(f"{folder / name}: regime {regime!r} is not registered here ({', '.join(sets)})")
+        if encode_jsonl(sets[regime]) != data:
             raise DatasetError(
                 f"{folder / name}: does not regenerate byte for byte from the manifest's "
                 f"master seed {manifest['master_seed']} (generator {GENERATOR_VERSION})"

@@ -10,13 +10,15 @@ import numpy as np
 
 from spatialstale_evals.world.grid import Grid, generate_grid, validate_grid, validate_size
 from spatialstale_evals.world.memory import MemoryEntry, build_memory
-from spatialstale_evals.world.regimes import Event, get_regime, grid_after_events, validate_regime
+from spatialstale_evals.world.regimes import (
+    STREAM_GRID,
+    STREAM_MEMORY,
+    Event,
+    get_regime,
+    grid_after_events,
+    validate_regime,
+)
 from spatialstale_evals.world.staleness import FREEZE, THAW, stale_labels
-
-# Independent random streams per seed, so that g0 and memory are shared by all
-# regimes of one seed (paired comparisons across regimes); each regime draws
-# its changes from a stream of its own (``Regime.stream``).
-STREAM_GRID, STREAM_MEMORY = 0, 1
 
 BASE_BUDGET, BASE_SIDES = 50, 16
 
@@ -87,6 +89,14 @@ class Instance:
             Window(step, grid, stale_labels(self.memory, self.g0, grid)) for step, grid in rule(self.grid, self.events)
         )
 
+    def labels_at(self, step: int) -> Mapping[str, str | None]:
+        """The truth about every entry on the grid after ``step`` moves: the
+        detection window's own labels when one is at ``step``, else computed."""
+        for window in self.windows:
+            if window.step == step:
+                return window.labels
+        return stale_labels(self.memory, self.g0, self.grid_at(step))
+
     def to_json(self) -> dict:
         return {
             "id": self.id,
@@ -102,7 +112,9 @@ class Instance:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> Instance:
+    def from_json(cls, data: dict, registered: bool = True) -> Instance:
+        """An instance from its JSON; ``registered=False`` accepts a regime this
+        process has not registered (a reader of logs; ``windows`` then fails)."""
         g0 = validate_grid(data["g0"])
         grid = validate_grid(data["grid"])
         height, width = int(data["height"]), int(data["width"])
@@ -110,7 +122,7 @@ class Instance:
             raise ValueError(f"instance {data.get('id')!r}: grids do not match {height}x{width}")
         return cls(
             id=str(data["id"]),
-            regime=validate_regime(str(data["regime"])),
+            regime=validate_regime(str(data["regime"])) if registered else str(data["regime"]),
             seed=int(data["seed"]),
             height=height,
             width=width,

@@ -56,6 +56,9 @@ L3_PERIOD = 5
 L3_FIRE_PROBABILITY = 0.7
 L3_CELLS_PER_EVENT = 2
 MAX_REDRAWS = 10_000
+#: The seed's random streams of g0 and of the memory walks, shared by every
+#: regime (paired comparisons across regimes); each regime has its own.
+STREAM_GRID, STREAM_MEMORY = 0, 1
 
 
 class RegimeError(ValueError):
@@ -257,7 +260,7 @@ register_regime(
 register_regime(
     Regime(
         "L1",
-        "scattered: 5-7 cells anywhere flip before navigation",
+        f"scattered: {L1_CHANGES[0]}-{L1_CHANGES[1]} cells anywhere flip before navigation",
         stream=11,
         draw=lambda g0, rng, budget: (l1_changes(g0, rng), ()),
         table1=paper.TABLE1["L1"],
@@ -266,7 +269,8 @@ register_regime(
 register_regime(
     Regime(
         "L2",
-        "clustered: 12-16 flips in the radius-2 neighbourhood of one centre, before navigation",
+        f"clustered: {L2_CHANGES[0]}-{L2_CHANGES[1]} flips in the radius-{L2_RADIUS} neighbourhood of one "
+        "centre, before navigation",
         stream=12,
         draw=lambda g0, rng, budget: (l2_changes(g0, rng), ()),
         table1=paper.TABLE1["L2"],
@@ -275,7 +279,8 @@ register_regime(
 register_regime(
     Regime(
         "L3",
-        "online: every 5 steps an event flips 2 cells with probability 0.7, during the episode",
+        f"online: every {L3_PERIOD} steps an event flips {L3_CELLS_PER_EVENT} cells with probability "
+        f"{L3_FIRE_PROBABILITY}, during the episode",
         stream=13,
         draw=lambda g0, rng, budget: (g0, tuple(l3_schedule(g0, rng, budget))),
         windows=after_each_event,

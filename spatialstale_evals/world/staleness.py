@@ -11,12 +11,8 @@ THAW, FREEZE = "thaw", "freeze"
 
 
 def hazard(kind: str) -> int:
+    """h(H) = 1, h(F) = h(S) = h(G) = 0 (SPEC 1): an entry is stale when its cell's hazard changed."""
     return 1 if kind == HOLE else 0
-
-
-def is_stale(g0: Sequence[str], grid: Sequence[str], cell: Cell) -> bool:
-    r, c = cell
-    return hazard(g0[r][c]) != hazard(grid[r][c])
 
 
 def change_kind(g0: Sequence[str], grid: Sequence[str], cell: Cell) -> str | None:
@@ -28,14 +24,6 @@ def change_kind(g0: Sequence[str], grid: Sequence[str], cell: Cell) -> str | Non
     if before == HOLE and after == FROZEN:
         return FREEZE
     return None
-
-
-def stale_cells(g0: Sequence[str], grid: Sequence[str]) -> list[Cell]:
-    return [(r, c) for r in range(len(g0)) for c in range(len(g0[0])) if is_stale(g0, grid, (r, c))]
-
-
-def stale_ratio(g0: Sequence[str], grid: Sequence[str]) -> float:
-    return len(stale_cells(g0, grid)) / (len(g0) * len(g0[0]))
 
 
 def stale_labels(memory: Sequence[MemoryEntry], g0: Sequence[str], grid: Sequence[str]) -> dict[str, str | None]:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from spatialstale_evals import paper
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.regimes import get_regime
 from spatialstale_evals.world.staleness import THAW
@@ -30,7 +31,7 @@ def regime_stats(instances: Sequence[Instance]) -> dict[str, float]:
     }
 
 
-def within_target(regime: str, stats: dict[str, float], cells: int = 64) -> bool | None:
+def within_target(regime: str, stats: dict[str, float], cells: int = paper.GRID[0] * paper.GRID[1]) -> bool | None:
     """Issue target: mean within 0.01 of the paper, min/max inside the paper's
     range widened by one cell on each side. None when the paper has no row."""
     row = get_regime(regime).table1
@@ -41,7 +42,7 @@ def within_target(regime: str, stats: dict[str, float], cells: int = 64) -> bool
     return abs(stats["mean"] - mean) <= 0.01 and stats["min"] >= lo - slack and stats["max"] <= hi + slack
 
 
-def format_table(stats_by_regime: dict[str, dict[str, float]], cells: int = 64) -> str:
+def format_table(stats_by_regime: dict[str, dict[str, float]], cells: int = paper.GRID[0] * paper.GRID[1]) -> str:
     lines = [
         "| regime | ours: mean +- sd | ours: range | paper: mean +- sd | paper: range | thaw share | within target |",
         "|---|---|---|---|---|---|---|",
