@@ -24,6 +24,32 @@ from spatialstale_evals.world.regimes import RegimeName
 TASK_VERSION = task_version()
 
 
+def check_args(
+    strategy: str,
+    modality: str,
+    batch_size: int,
+    history: int,
+    epochs: int,
+    max_steps: int | None,
+    view_radius: int | None,
+    filter_mode: str,
+) -> None:
+    """Every check on the parameters, before any model call (``NotApplicable``
+    for a valid filter mode of a strategy that judges nothing)."""
+    check_choice("strategy", strategy, STRATEGIES)
+    check_choice("modality", modality, OBSERVATIONS)
+    check_positive_int("batch_size", batch_size)
+    check_positive_int("history", history, allow_zero=True)
+    check_positive_int("epochs", epochs)
+    if max_steps is not None:
+        check_positive_int("max_steps", max_steps)
+    if view_radius is not None:
+        check_positive_int("view_radius", view_radius, allow_zero=True)
+    check_choice("filter_mode", filter_mode, FILTER_MODES)
+    if filter_mode != "delete" and not STRATEGIES[strategy].removes_entries:
+        raise NotApplicable(f"filter_mode={filter_mode!r} needs a strategy that judges entries; {strategy} judges none")
+
+
 @task
 def navigate(
     regime: RegimeName = "L2",
@@ -74,18 +100,7 @@ def navigate(
             for strategies that judge entries.
     """
     reject_unknown(navigate, unknown)
-    check_choice("strategy", strategy, STRATEGIES)
-    check_choice("modality", modality, OBSERVATIONS)
-    check_positive_int("batch_size", batch_size)
-    check_positive_int("history", history, allow_zero=True)
-    check_positive_int("epochs", epochs)
-    if max_steps is not None:
-        check_positive_int("max_steps", max_steps)
-    if view_radius is not None:
-        check_positive_int("view_radius", view_radius, allow_zero=True)
-    check_choice("filter_mode", filter_mode, FILTER_MODES)
-    if filter_mode != "delete" and not STRATEGIES[strategy].removes_entries:
-        raise NotApplicable(f"filter_mode={filter_mode!r} needs a strategy that judges entries; {strategy} judges none")
+    check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode)
     instances = InstanceSet.load(dataset, regime)
     first = next(iter(instances.by_id.values()))
     params = {
