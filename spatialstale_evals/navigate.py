@@ -103,6 +103,8 @@ def navigate(
     check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode)
     instances = InstanceSet.load(dataset, regime)
     first = next(iter(instances.by_id.values()))
+    if covers_grid(first.height, first.width, view_radius):  # it sees everything from everywhere: the paper's protocol
+        view_radius = None
     params = {
         "strategy": strategy,
         "modality": modality,
@@ -112,11 +114,10 @@ def navigate(
         "view_radius": view_radius,
         "filter_mode": filter_mode,
     }
-    radius = None if covers_grid(first.height, first.width, view_radius) else view_radius
     return Task(
         dataset=instances.samples("navigate", **params),
         solver=navigation_loop(
-            instances, strategy, modality, batch_size, params["max_steps"], history, radius, filter_mode
+            instances, strategy, modality, batch_size, params["max_steps"], history, view_radius, filter_mode
         ),
         scorer=navigation_scorer(),
         epochs=epochs,

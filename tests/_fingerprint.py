@@ -3,9 +3,12 @@ sample recorded, how it was scored.
 
 ``tests/fixtures/fingerprints.json`` was written by this module (``python
 tests/_fingerprint.py``) on the code *before* the registries refactor (issue
-11); ``tests/test_determinism.py`` runs the same configurations on the current
-code and compares. Only public task functions and Inspect's own API are used,
-so the same file works on both sides of the change.
+11: commit d6774fd, ``PYTHONPATH`` pointing at a checkout of it);
+``tests/test_determinism.py`` runs the same configurations on the current code
+and compares. It was written again on d6774fd when the metadata hash started
+leaving out ``ADDED_METADATA`` (issue 12); every other field came out the
+same. Only public task functions and Inspect's own API are used, so the same
+file works on both sides of the change.
 
 Images are hashed by their decoded pixels, not their PNG bytes (which depend
 on the zlib build Pillow uses), so the fixture is the same on any machine.
@@ -30,10 +33,14 @@ STRATEGIES = ("no_memory", "no_filter", "self_verify", "omcd", "oracle")
 #: Score keys whose meaning issue 11 changed on purpose (S and G entries leave
 #: the valid-SAFE control): compared apart, against an independent count.
 CHANGED_KEYS = ("valid_safe", "valid_safe_flagged")
-#: Sample metadata keys added later for new task parameters (issue 12: the
-#: navigate samples record ``view_radius`` and ``filter_mode``); left out of the
-#: metadata hash, which the 1-A code could not have had them in.
-ADDED_METADATA = ("view_radius", "filter_mode")
+#: Sample metadata keys added or re-valued on purpose later (issue 12: the
+#: navigate samples record ``view_radius`` and ``filter_mode``; the prompt set
+#: is version 1.1, every 1.0 string unchanged, which the call hashes prove);
+#: left out of the metadata hash.
+ADDED_METADATA = ("view_radius", "filter_mode", "prompt_version")
+#: Keys added to the navigate audit records (issue 12: how many entries a
+#: judgement judged); left out of the score-metadata hash.
+ADDED_SCORE_METADATA = ("judged",)
 
 
 def configurations() -> list[tuple[str, str, dict[str, Any]]]:
@@ -115,7 +122,7 @@ def fingerprint(log: Any) -> dict[str, Any]:
             "value": score.value,
             "answer": score.answer,
             "explanation": score.explanation,
-            "score_metadata": digest(_drop(score.metadata, CHANGED_KEYS)),
+            "score_metadata": digest(_drop(score.metadata, CHANGED_KEYS + ADDED_SCORE_METADATA)),
             "flagged": [w["flagged"] for w in (score.metadata or {}).get("windows", [])],
         }
     return out

@@ -130,17 +130,21 @@ def test_a_radius_covering_the_grid_sends_the_prompts_of_full_observability(tmp_
 # -- the runtime resolver --------------------------------------------------------------
 
 
-def expected_view(row: dict, ledger: dict, mode: str = "delete") -> list[str]:
-    """The resolver's view from its ledger (cell -> (type, step)), by SPEC 8.3."""
+def expected_view(row: dict, ledger: dict, since: dict, mode: str = "delete") -> list[str]:
+    """The resolver's view from its ledger (cell -> (type, step)), by SPEC 8.3;
+    ``since`` keeps, per entry, the step of the first sighting that contradicted
+    it (while it stays contradicted): the ``history`` label's step."""
     out = []
     for m in row["memory"]:
         sighting = ledger.get((m["row"], m["col"]))
         if sighting is None:
             out.append(m["text"] + " [unverified: written before this episode, its cell not seen since]")
         elif (m["claim"] == "DANGER") != (sighting[0] == "H"):
+            since.setdefault(m["id"], sighting[1])
             if mode == "history":
-                out.append(m["text"] + f" [out of date since step {sighting[1]}: contradicted by the current state]")
+                out.append(m["text"] + f" [out of date: contradicted by what was seen at step {since[m['id']]}]")
         else:
+            since.pop(m["id"], None)
             out.append(m["text"])
     return out
 
@@ -173,13 +177,14 @@ def test_resolve_under_radius_one_knows_only_what_was_seen(tmp_path: Path) -> No
         for sample in log.samples:
             row, record = data[sample.id], sample.scores["navigation_scorer"].metadata
             ledger: dict = {}
+            since: dict = {}
             for step, (prompt, agent) in enumerate(zip(step_prompts(sample), positions(record))):
                 grid = grid_after(row, step)
                 for r in range(8):
                     for c in range(8):
                         if seen(agent, (r, c), 1):
                             ledger[(r, c)] = (grid[r][c], step)
-                assert memory_section(prompt) == expected_view(row, ledger, mode), (sample.id, step)
+                assert memory_section(prompt) == expected_view(row, ledger, since, mode), (sample.id, step)
             changed_any |= bool(record.get("resolutions"))
         assert changed_any, "some entry was resolved as contradicted"
 
@@ -190,10 +195,9 @@ def test_resolve_under_radius_one_knows_only_what_was_seen(tmp_path: Path) -> No
 def memory_agent_outcome(row: dict) -> tuple[str, int]:
     """The memory agent by its README description, simulated here: plan a
     shortest route (BFS, ties UP, DOWN, LEFT, RIGHT) through cells its memory
-    calls SAFE (the start excluded) to the goal; re-plan every step; with no
-    route, bump a wall (stay put)."""
-    safe = {(m["row"], m["col"]) for m in row["memory"] if m["claim"] == "SAFE" and (m["row"], m["col"]) != (0, 0)}
-    safe.add((7, 7))
+    calls SAFE to the goal; re-plan every step; with no route, bump a wall
+    (stay put)."""
+    safe = {(m["row"], m["col"]) for m in row["memory"] if m["claim"] == "SAFE"}
     pos = (0, 0)
     for step in range(1, row["max_steps"] + 1):
         prev, queue = {pos: None}, deque([pos])
@@ -257,7 +261,7 @@ def predicted_audit_calls(row: dict, record: dict, radius: int, batch: int = 10)
     return calls
 
 
-@pytest.mark.parametrize("regime", ["L1", "L3"])
+@pytest.mark.parametrize("regime", ["L1", "L2", "L3"])
 def test_audit_calls_under_partial_observability_follow_the_cells_seen(tmp_path: Path, regime: str) -> None:
     log = run(tmp_path, "spatialstale/observer", limit=5, regime=regime, strategy="omcd", view_radius=1)
     data = rows(regime)
@@ -266,6 +270,38 @@ def test_audit_calls_under_partial_observability_follow_the_cells_seen(tmp_path:
         assert record["audit_calls"] == predicted_audit_calls(data[sample.id], record, 1), sample.id
         calls = [e for e in resolve_sample_attachments(sample, "full").events if e.event == "model" and not e.tools]
         assert len(calls) == record["audit_calls"]
+
+
+def test_self_verify_under_partial_observability_audits_what_is_in_view_once(tmp_path: Path) -> None:
+    log = run(tmp_path, "spatialstale/observer", limit=5, regime="L3", strategy="self_verify", view_radius=2)
+    for sample in log.samples:
+        record = sample.scores["navigation_scorer"].metadata
+        calls = [e for e in resolve_sample_attachments(sample, "full").events if e.event == "model" and not e.tools]
+        assert record["audit_calls"] == len(calls) == 1  # one call, before the first step
+        entries = [line for line in calls[0].input[-1].text.splitlines() if line.startswith("[mem_")]
+        in_view = [f"mem_{r * 8 + c:03d}" for r in range(8) for c in range(8) if seen((0, 0), (r, c), 2)]
+        assert [line[1:8] for line in entries] == in_view  # the 9 cells of the corner's window, in store order
+
+
+def test_image_and_text_observations_give_the_same_episodes_under_partial_observability(tmp_path: Path) -> None:
+    """The scripted agents read fog as ``?``: the same decisions whichever way the grid is shown."""
+    for strategy in ("resolve", "omcd"):
+        text = run(tmp_path / f"t{strategy}", "spatialstale/mixed", regime="L3", strategy=strategy, view_radius=1)
+        image = run(
+            tmp_path / f"i{strategy}",
+            "spatialstale/mixed",
+            regime="L3",
+            strategy=strategy,
+            view_radius=1,
+            modality="image",
+        )
+        for a, b in zip(text.samples, image.samples):
+            ra, rb = (s.scores["navigation_scorer"].metadata for s in (a, b))
+            assert (ra["trajectory"], ra["outcome"]) == (rb["trajectory"], rb["outcome"]), a.id
+        first = resolve_sample_attachments(image.samples[0], "full")
+        prompt = next(e for e in first.events if e.event == "model" and e.tools).input[-1]
+        texts = " ".join(p.text for p in prompt.content if p.type == "text")
+        assert "cells out of view are painted grey" in texts and "grey = out of view (?)" in texts
 
 
 # -- filter modes ----------------------------------------------------------------------
@@ -295,7 +331,7 @@ def test_filter_modes_keep_ids_and_order_with_their_exact_strings(tmp_path: Path
                         "what the cell is now is unknown"
                     )
                 else:
-                    assert line == m["text"] + " [out of date since step 0: contradicted by the current state]"
+                    assert line == m["text"] + " [out of date: contradicted by what was seen at step 0]"
 
 
 def test_filter_modes_only_for_strategies_that_judge() -> None:

@@ -119,6 +119,7 @@ SPECS: dict[str, Spec] = {
         ("death_on_stale", "death on stale %", f1d),
         ("mean_steps", "mean steps", f1d),
         ("fallback_rate", "fallback rate", f3),
+        ("audit_calls", "audit calls / episode", f2d),
         ("tokens_per_episode", "tokens / episode", f1d),
     ],
     "gain": [
@@ -201,24 +202,28 @@ SPECS: dict[str, Spec] = {
         ("config", "config", text),
         ("modality", "modality", text),
         ("regime", "regime", text),
-        ("success_with_memory", "success % with memory (no_filter)", f1d),
-        ("success_without_memory", "success % without (no_memory)", f1d),
+        ("success_with", "success % with memory (no_filter)", f1d),
+        ("success_without", "success % without (no_memory)", f1d),
         ("benefit_pp", "benefit (pp)", f1d),
-        ("timeout_without_memory", "timeout % without", f1d),
         ("pvalue_holm", "p (Holm)", pval),
+        ("death_with", "death % with", f1d),
+        ("death_without", "death % without", f1d),
+        ("timeout_with", "timeout % with", f1d),
+        ("timeout_without", "timeout % without", f1d),
     ],
     "safety": [
         ("model", "model", text),
         ("config", "config", text),
         ("modality", "modality", text),
         ("regime", "regime", text),
-        ("death_no_filter", "death % raw (no_filter)", f1d),
-        ("death_omcd", "audited (omcd)", f1d),
-        ("p_omcd", "p (Holm)", pval),
-        ("death_resolve", "resolved (resolve)", f1d),
-        ("p_resolve", "p (Holm)", pval),
-        ("death_oracle", "oracle", f1d),
-        ("p_oracle", "p (Holm)", pval),
+        ("strategy", "memory (strategy)", text),
+        ("success", "success %", f1d),
+        ("p_success", "p (Holm), vs no_filter", pval),
+        ("death", "death %", f1d),
+        ("death_on_stale", "death on stale %", f1d),
+        ("p_death", "p (Holm), vs no_filter", pval),
+        ("timeout", "timeout %", f1d),
+        ("audit_calls", "audit calls / episode", f2d),
     ],
     "inputs": [
         ("file", "log", text),
@@ -243,7 +248,7 @@ TITLES = {
     "correlation": f"Per-seed detection F1 vs per-seed {paper.AUDITED.upper()} success (Pearson, Spearman)",
     "path_recall": "Path-conditioned detection recall",
     "benefit": "Benefit: success with and without memory on a clean regime (nothing stale)",
-    "safety": "Safety: deaths with raw, audited, resolved and oracle memory",
+    "safety": "Safety: raw memory against audited, resolved and oracle memory (and their filter modes)",
     "inputs": "Logs read",
 }
 
@@ -270,7 +275,7 @@ MISSING = {
     ),
     "inputs": "No logs of this suite were found.",
     "benefit": "Needs navigate logs of no_filter and no_memory on L0 (same model, config and modality).",
-    "safety": "Needs navigate logs of no_filter and of omcd, resolve or oracle on a regime with changes.",
+    "safety": "Needs navigate logs of no_filter and of another strategy that shows memory, on a regime with changes.",
 }
 
 NOTES = {
@@ -281,10 +286,12 @@ NOTES = {
         "paired test of success on the seeds, from the Wilcoxon table."
     ),
     "safety": (
-        "Its safety suite: on L1-L3 the observation is the authority and a stale entry can only mislead. Raw = "
-        "every entry as written; audited = the model's own batched audit; resolved = the runtime resolver (no "
-        "model call: entries resolved against what the agent has seen); oracle = the ground truth. Each p "
-        "(Holm) is the paired test of deaths against raw memory, from the Wilcoxon table."
+        "Its safety suite: on L1-L3 the observation is the authority and a stale entry can only mislead. "
+        "no_filter = every entry as written; omcd / self_verify = the model's own audit; resolve = the runtime "
+        "resolver (no model call: entries resolved against what the agent has seen); oracle = the ground truth; "
+        "[mark] / [history] = the filter mode (how a judged entry is shown). Under partial observability an "
+        "agent that looks before it steps cannot be walked into a hole, so the price shows as timeouts. Each "
+        "p (Holm) is the paired test against no_filter, from the Wilcoxon table."
     ),
     "detection": (
         "Pooled: counts summed over all entries, windows, seeds and epochs (micro). Mean +- sd: per seed "

@@ -58,6 +58,27 @@ DEFAULT_ARGS: dict[str, dict[str, Any]] = {name: defaults(fn) for name, fn in ta
 #: Arguments that do not define a configuration (more epochs of the same run
 #: are more episodes of the same thing).
 IGNORED_ARGS = ("epochs",)
+#: Arguments that make a strategy another arm of the same comparison rather
+#: than another configuration: ``omcd`` with ``filter_mode=history`` is the arm
+#: ``omcd[history]``, compared with raw memory in the same cell.
+ARM_ARGS = ("filter_mode",)
+#: Arguments a task may normalise, recording the value it ran with in its
+#: metadata: a view radius that covers the grid is full observability (None).
+EFFECTIVE_ARGS = ("view_radius",)
+
+
+def effective_args(log: EvalLog) -> dict[str, Any]:
+    """The task arguments as the task ran them (``EFFECTIVE_ARGS`` from its metadata)."""
+    args, meta = dict(log.eval.task_args or {}), log.eval.metadata or {}
+    return args | {k: meta[k] for k in EFFECTIVE_ARGS if k in args and k in meta}
+
+
+def arm(task_args: dict[str, Any]) -> str | None:
+    """The navigate strategy with its non-default arm arguments: ``omcd[history]``."""
+    strategy = task_args.get("strategy")
+    extra = [str(task_args[k]) for k in ARM_ARGS if k in task_args and task_args[k] != DEFAULT_ARGS["navigate"].get(k)]
+    return f"{strategy}[{','.join(extra)}]" if strategy and extra else strategy
+
 
 #: Sample fields not needed for the analysis (and by far the largest). A
 #: detect log's store is read: it holds the instance (``INSTANCE_KEY``).
@@ -128,7 +149,7 @@ def config_label(family: str, task_args: dict[str, Any], roles: dict[str, str], 
     parts = [] if version in (None, TASK_VERSION) else [f"task version {version}"]
     defaults = DEFAULT_ARGS[family]
     for key in sorted(task_args):
-        if key in DIMENSIONS[family] or key in IGNORED_ARGS:
+        if key in DIMENSIONS[family] or key in IGNORED_ARGS or key in ARM_ARGS:
             continue
         value = task_args[key]
         if key in defaults and value == defaults[key]:
@@ -180,7 +201,7 @@ def _eval_columns() -> list[EvalColumn]:
         EvalColumn("status", path="status", required=True),
         EvalColumn("created", path="eval.created", required=True),
         EvalColumn("completed_at", path="stats.completed_at"),
-        EvalColumn("task_args", path=lambda log: json.dumps(log.eval.task_args or {}, sort_keys=True)),
+        EvalColumn("task_args", path=lambda log: json.dumps(effective_args(log), sort_keys=True)),
         EvalColumn("model_args", path=lambda log: json.dumps(log.eval.model_args or {}, sort_keys=True)),
         EvalColumn("roles", path=lambda log: json.dumps(_roles(log), sort_keys=True)),
         EvalColumn("epochs", path="eval.config.epochs"),
@@ -321,7 +342,7 @@ def _records(row: Any, samples: pd.DataFrame, seen: set[tuple[str, int]]) -> lis
             rec["windows_truth"] = json.loads(s.truth)  # per window: step, thaw ids, freeze ids
             rec["instance"] = json.loads(s.instance)
         else:
-            rec["strategy"] = task_args.get("strategy")
+            rec["strategy"] = arm(task_args)
             rec.update(value)
             rec["outcome"] = detail.get("outcome")
             rec["trajectory"] = detail.get("trajectory") or []

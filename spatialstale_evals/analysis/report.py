@@ -76,6 +76,7 @@ def _inputs_table(evals: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for r in evals.itertuples():
         args = json.loads(r.task_args)
+        args = {**args, "strategy": logs_mod.arm(args)} if "strategy" in args else args
         cell = " / ".join(str(args.get(k, "")) for k in logs_mod.DIMENSIONS[r.family])
         rows.append(
             {

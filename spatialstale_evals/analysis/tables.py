@@ -220,6 +220,7 @@ def navigation_table(nav: pd.DataFrame) -> pd.DataFrame:
                 "death_on_stale": 100 * nan(metrics.rate_of("death_on_stale")(c)),
                 "mean_steps": ratio(c.steps, c.n),
                 "fallback_rate": nan(metrics.fallback_rate_of(c)),
+                "audit_calls": g["audit_calls"].mean(),
                 "tokens_per_episode": g["tokens"].mean(),
             }
         )

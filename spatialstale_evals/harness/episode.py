@@ -90,6 +90,21 @@ class Episode:
     def in_view(self, cell: Cell) -> bool:
         return in_view(self.agent, cell, self.view_radius)
 
+    def decide(self, decisions: dict[str, Decision], steps: dict[str, int]) -> bool:
+        """Merge a verdict's decisions into the latest ones. The step an entry
+        became contradicted (``steps``, else now) is kept while it stays so,
+        for the ``history`` label; True when any decision changed."""
+        changed = False
+        for eid, new in decisions.items():
+            old = self.decisions.get(eid, "keep")
+            changed |= new != old
+            if new == "contradicted" and old != "contradicted":
+                self.decided_at[eid] = steps.get(eid, self.env.steps)
+            elif new != "contradicted":
+                self.decided_at.pop(eid, None)
+            self.decisions[eid] = new
+        return changed
+
     def observe(self) -> None:
         """Record what the agent is shown now in the ledger (cell -> type, step)."""
         for r, row in enumerate(self.grid):

@@ -43,12 +43,9 @@ class Note:
 
     @property
     def shows_claim(self) -> bool:
-        """Whether the entry's original claim is in the view (all but ``marked``)."""
-        return self.status != "marked"
-
-
-def as_written(memory: Sequence[MemoryEntry]) -> list[Note]:
-    return [Note(e, e.text) for e in memory]
+        """Whether the view presents the entry's claim as true: as written, or
+        unverified; not marked unknown, nor labelled contradicted."""
+        return self.status in ("as_written", "unverified")
 
 
 def note(entry: MemoryEntry, decision: Decision, mode: FilterMode, step: int | None) -> Note | None:

@@ -1,11 +1,12 @@
 """The navigate task's agent loop, shared by every memory strategy.
 
 Strategies differ only in the memory view they build, so each is a policy
-(``harness/strategies.py``) that one loop consults: before the first step and
-after each L3 event it may judge the store and rebuild the view; every turn
-the navigator gets a fresh prompt (``history=0`` by default), so a step's
-prompt does not grow with the step number and an episode's tokens grow
-linearly with its length.
+(``harness/strategies.py``) that one loop consults: before the first step,
+before every step (what has come into view) and after each L3 event it may
+judge the store and rebuild the view; every turn the navigator gets a fresh
+prompt (``history=0`` by default), so a step's prompt does not grow with the
+step number and an episode's tokens grow linearly with its length. With a
+``view_radius`` the agent (and its audits) see only the cells around it.
 """
 
 from __future__ import annotations
@@ -42,10 +43,10 @@ from spatialstale_evals.harness.episode import (
 )
 from spatialstale_evals.harness.memory_view import FilterMode
 from spatialstale_evals.harness.metrics import NAVIGATION_METRICS
-from spatialstale_evals.harness.observe import observation_parts, user_message
+from spatialstale_evals.harness.observe import OBSERVATIONS, observation_parts, user_message
 from spatialstale_evals.harness.parsing import parse_move
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
-from spatialstale_evals.harness.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Moment
+from spatialstale_evals.harness.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import ACTIONS, goal_of
 from spatialstale_evals.world.instance import Instance
@@ -85,7 +86,8 @@ def step_message(episode: Episode, modality: str, policy: MemoryPolicy) -> ChatM
         )
         parts.append(ContentText(text=memory))
     if episode.view_radius is not None:
-        parts.append(ContentText(text=prompts.NAVIGATE_PARTIAL.format(radius=episode.view_radius)))
+        unseen = OBSERVATIONS[modality].unseen
+        parts.append(ContentText(text=prompts.NAVIGATE_PARTIAL.format(radius=episode.view_radius, unseen=unseen)))
     parts += observation_parts(episode.seen, agent, modality, "navigate")
     text = prompts.NAVIGATE_STEP.format(
         row=agent[0], col=agent[1], goal_row=goal[0], goal_col=goal[1], steps_left=episode.steps_left
@@ -93,16 +95,20 @@ def step_message(episode: Episode, modality: str, policy: MemoryPolicy) -> ChatM
     return user_message([*parts, ContentText(text=text)])
 
 
-def audit_record(episode: Episode, instance: Instance, reason: str, calls: int) -> dict[str, Any]:
+def audit_record(episode: Episode, instance: Instance, reason: str, verdict: Verdict) -> dict[str, Any]:
     """One judgement in the episode record: which entries the view now treats
-    as contradicted, and the confusion counts of that state against the truth."""
+    as contradicted, and the confusion counts of this judgement (the entries
+    it judged, not those it could not see) against the truth."""
     removed = {eid for eid, d in episode.decisions.items() if d == "contradicted"}
-    counts = confusion(instance.memory, removed, instance.labels_at(episode.epoch), instance.g0)
+    judged = [e for e in instance.memory if verdict.decisions.get(e.id, "unverified") != "unverified"]
+    flagged = {e.id for e in judged if verdict.decisions[e.id] == "contradicted"}
+    counts = confusion(judged, flagged, instance.labels_at(episode.epoch), instance.g0)
     return {
         "step": episode.env.steps,
         "reason": reason,
         "removed": sorted(removed),
-        "calls": calls,
+        "calls": verdict.calls,
+        "judged": len(judged),
         "f1": f1_from_counts(counts["tp"], counts["fp"], counts["fn"]),
         **counts,
     }
@@ -167,12 +173,12 @@ class Navigation:
         if verdict.resolutions:
             episode.resolutions.extend(verdict.resolutions)
             transcript().info({"resolutions": verdict.resolutions}, source=self.policy.name)
-        episode.decisions.update(verdict.decisions)
-        episode.decided_at.update(verdict.steps)
+        changed = episode.decide(verdict.decisions, verdict.steps)
         episode.audit_tokens += verdict.tokens
         episode.audit_calls += verdict.calls
         episode.view = self.policy.view(instance.memory, episode.decisions, self.filter_mode, episode.decided_at)
-        episode.audits.append(audit_record(episode, instance, reason, verdict.calls))
+        if moment != "view" or verdict.calls or changed:  # every window's judgement, and every one that did something
+            episode.audits.append(audit_record(episode, instance, reason, verdict))
 
     async def decide(self) -> tuple[ChatMessageUser, ChatMessageAssistant]:
         """Show the navigator this step's prompt; its reply."""

@@ -43,6 +43,8 @@ class Prompt:
 
 class Observation(Protocol):
     name: str
+    #: How cells out of view look, for the partial-observability line of a step.
+    unseen: str
 
     def parts(self, grid: Sequence[str], agent: Cell, role: Role) -> list[Content]:
         """Content parts that show ``grid`` with the agent at ``agent``."""
@@ -57,6 +59,7 @@ class TextObservation:
     """The SPEC's exact text observation: one line per row, then the position line."""
 
     name = "text"
+    unseen = "show ?"
 
     def parts(self, grid: Sequence[str], agent: Cell, role: Role) -> list[Content]:
         return [ContentText(text=prompts.TEXT_OBSERVATION.format(observation=text_observation(grid, agent)))]
@@ -74,6 +77,7 @@ class ImageObservation:
     caption's position line)."""
 
     name = "image"
+    unseen = "are painted grey"
 
     def caption(self, grid: Sequence[str], agent: Cell, role: Role) -> str:
         """The colour key (fog grey only when some cell is out of view), the

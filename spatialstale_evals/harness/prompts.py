@@ -12,16 +12,16 @@ renderer uses (``world/render.py``, ``COLOUR_NAMES``), filled in by
 ``harness/observe.py``. Readers of these strings (the scripted agents) parse
 them with patterns made from the templates themselves (``template_pattern``).
 
-Strings added for a new task parameter (used only when it is set) leave
-PROMPT_VERSION as it is: every prompt sent without the parameter is unchanged,
-and the parameter is recorded beside the version.
+1.1 added the strings of ``view_radius`` and ``filter_mode`` (and the
+resolver's label); every 1.0 string is unchanged, so every prompt sent without
+those parameters is the same as under 1.0 (``tests/test_determinism.py``).
 """
 
 from __future__ import annotations
 
 import re
 
-PROMPT_VERSION = "1.0"
+PROMPT_VERSION = "1.1"
 
 #: What each cell type is, in the colour key of an image caption (``?`` only
 #: in an image with cells out of view).
@@ -94,10 +94,11 @@ NAVIGATE_MEMORY_EMPTY = "Memory notes: none remain."
 
 # -- partial observability (``view_radius``, SPEC 8.1) -----------------------------
 
-#: Before the observation in every navigation step with a view radius.
+#: Before the observation in every navigation step with a view radius;
+#: ``{unseen}`` is the observation option's own wording (``observe.py``).
 NAVIGATE_PARTIAL = (
     "You see only the cells within {radius} rows and columns of your position; "
-    "cells out of view show ? (what they are now is unknown)."
+    "cells out of view {unseen} (what they are now is unknown)."
 )
 #: Before the entries of an audit whose observation has cells out of view.
 AUDIT_PARTIAL = "Cells shown as ? are out of view; every entry below is about a cell in view."
@@ -107,7 +108,7 @@ AUDIT_PARTIAL = "Cells shown as ? are out of view; every entry below is about a 
 #: ``mark``: the claim of a contradicted entry replaced by an unknown marker.
 FILTER_MARK = "[{id}] UNKNOWN at ({row},{col}): this note was found out of date; what the cell is now is unknown"
 #: ``history``: appended to a contradicted entry, kept as written.
-FILTER_HISTORY = " [out of date since step {step}: contradicted by the current state]"
+FILTER_HISTORY = " [out of date: contradicted by what was seen at step {step}]"
 #: Appended to an entry the runtime resolver has not seen the cell of (``resolve``).
 UNVERIFIED = " [unverified: written before this episode, its cell not seen since]"
 

@@ -30,18 +30,18 @@ import hashlib
 import heapq
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from spatialstale_evals.harness.observe import Prompt, read_grid
 from spatialstale_evals.harness.prompts import AUDIT_CONTINUOUS, FILTER_HISTORY, NAVIGATE_STEP, template_pattern
 from spatialstale_evals.world.grid import (
     ACTIONS,
+    CELL_TYPES,
     DELTAS,
     FROZEN,
     GOAL,
     HOLE,
-    START,
     UNSEEN,
     Cell,
     Grid,
@@ -52,8 +52,8 @@ from spatialstale_evals.world.grid import (
 )
 from spatialstale_evals.world.memory import DANGER, ENTRY_PATTERN
 from spatialstale_evals.world.observation import parse_position_line
+from spatialstale_evals.world.staleness import hazard
 
-POLICIES = ("observer", "memory", "mixed", "random")
 UNKNOWN_COST = 3
 #: The navigator's step line, read with the pattern of the template that writes it.
 _STEP = template_pattern(NAVIGATE_STEP.split("\n", 1)[0])
@@ -62,10 +62,12 @@ _CONTRADICTED = template_pattern(FILTER_HISTORY)
 #: The line of the continuous-output request that names its field (``audit.REQUESTS``).
 _CONTINUOUS = next(line for line in AUDIT_CONTINUOUS.splitlines() if line.startswith('"staleness"'))
 #: What each planner may step on: the observed safe types, and unknown cells at a cost.
-SEEN_SAFE = {START, FROZEN, GOAL}
+SEEN_SAFE = {kind for kind in CELL_TYPES if not hazard(kind)}
 
 
 class Entry(NamedTuple):
+    """One memory entry of a prompt: its id, claim, cell, and whether its label says it is contradicted."""
+
     id: str
     claim: str
     cell: Cell
@@ -201,17 +203,40 @@ def plan(belief: Grid, agent: Cell, goal: Cell, passable: set[str]) -> str:
     return _first_step(path) or _stay_safe(blocked, agent, passable - {UNSEEN})
 
 
+def random_move(prompt: Prompt, observed: Grid, agent: Cell, seed: int, salt: object) -> str:
+    """A uniform move among those that stay on the grid (the floor)."""
+    legal = [a for a in ACTIONS if apply_move(observed, agent, a) != agent]
+    return _rng(seed, salt, prompt.text).choice(legal)
+
+
+def observer_belief(prompt: Prompt, observed: Grid, goal: Cell) -> Grid:
+    return observed
+
+
+def mixed_belief(prompt: Prompt, observed: Grid, goal: Cell) -> Grid:
+    return overlay(observed, memory_belief(prompt, len(observed), len(observed[0]), goal, read_labels=True))
+
+
+def memory_only_belief(prompt: Prompt, observed: Grid, goal: Cell) -> Grid:
+    return memory_belief(prompt, len(observed), len(observed[0]), goal)
+
+
+#: Each planning agent: the grid it believes in, and what it steps on (the
+#: memory agent's belief writes every SAFE claim, the start's too, as ice).
+PLANNERS: dict[str, tuple[Callable[[Prompt, Grid, Cell], Grid], set[str]]] = {
+    "observer": (observer_belief, SEEN_SAFE | {UNSEEN}),
+    "memory": (memory_only_belief, {FROZEN, GOAL}),
+    "mixed": (mixed_belief, SEEN_SAFE | {UNSEEN}),
+}
+#: Every scripted agent (``spatialstale/<policy>``).
+POLICIES = (*PLANNERS, "random")
+
+
 def move_choice(policy: str, prompt: Prompt, seed: int = 0, salt: object = None) -> str:
     """The direction the policy moves in."""
     agent, goal = position(prompt)
     observed = read_grid(prompt)
-    if policy == "random":
-        legal = [a for a in ACTIONS if apply_move(observed, agent, a) != agent]
-        return _rng(seed, salt, prompt.text).choice(legal)
-    height, width = len(observed), len(observed[0])
-    if policy == "observer":
-        return plan(observed, agent, goal, SEEN_SAFE | {UNSEEN})
-    if policy == "mixed":
-        belief = overlay(observed, memory_belief(prompt, height, width, goal, read_labels=True))
-        return plan(belief, agent, goal, SEEN_SAFE | {UNSEEN})
-    return plan(memory_belief(prompt, height, width, goal), agent, goal, {FROZEN, GOAL})  # memory writes S as F
+    if policy not in PLANNERS:
+        return random_move(prompt, observed, agent, seed, salt)
+    believe, passable = PLANNERS[policy]
+    return plan(believe(prompt, observed, goal), agent, goal, passable)

@@ -71,9 +71,10 @@ class JudgeRequest:
 @dataclass
 class Verdict:
     """Decisions on the entries judged now (others keep theirs), the step of
-    the evidence per entry (for the ``history`` label), what it cost, and the
-    resolutions to log (the entries whose decision turned to or from
-    ``contradicted``, with their evidence: the runtime resolver's record)."""
+    the evidence per contradicted entry (for the ``history`` label), what it
+    cost, and the resolutions to log (the runtime resolver's record: every
+    entry resolved against a sighting for the first time or differently
+    than before, with its evidence)."""
 
     decisions: dict[str, Decision] = field(default_factory=dict)
     steps: dict[str, int] = field(default_factory=dict)
@@ -92,6 +93,7 @@ class MemoryPolicy:
     paper: ClassVar[bool] = True
 
     def judges(self, moment: Moment, instance: Instance, epoch: int) -> bool:
+        """Whether to judge at ``moment``, the world having last changed at step ``epoch``."""
         return False
 
     def audit_batch_size(self, n_entries: int, batch_size: int) -> int | None:
@@ -129,9 +131,9 @@ def register_strategy(cls: type[MemoryPolicy]) -> type[MemoryPolicy]:
 
 
 def window_open(instance: Instance, epoch: int) -> bool:
-    """A detection window is open: the world last changed at one (the pre-game
-    changes at step 0 on L1/L2, each event on L3; nothing on L0 or before L3's
-    first event)."""
+    """A detection window is open: the world last changed (or, at step 0, was
+    last set up) at one of the regime's windows: step 0 on L0/L1/L2 (on L0
+    nothing is stale there), each event on L3 (nothing before the first)."""
     return any(w.step == epoch for w in instance.windows)
 
 
@@ -244,8 +246,7 @@ class Resolve(MemoryPolicy):
             else:
                 decision = "keep"
             verdict.decisions[entry.id] = decision
-            before = request.decisions.get(entry.id, "keep")
-            if before != decision and "contradicted" in (before, decision):
+            if decision != "unverified" and decision != request.decisions.get(entry.id):
                 verdict.resolutions.append(resolution(entry, sighting, request.step, decision))
         return verdict
 

@@ -81,6 +81,9 @@ def matrix_command(args: argparse.Namespace, extra: list[str]) -> int:
         factors=dict(args.factor),
     )
     try:
+        repeated = sorted({name for name, _ in args.factor if [n for n, _ in args.factor].count(name) > 1})
+        if repeated:
+            raise ValueError(f"--factor {', '.join(repeated)} given more than once; list its values once: NAME=V1,V2")
         options = eval_set_options(extra)
         planned = plan(spec, estimate=args.dry_run)  # validates the spec and loads the dataset
     except ValueError as exc:

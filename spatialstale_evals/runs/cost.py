@@ -5,10 +5,12 @@ Detection is exact: every audit call's prompt (``harness.audit.audit_messages``)
 is built and counted as the scripted provider counts tokens (ceil(characters
 / 4), 255 per image), and the reply as the ``observer`` agent would write it.
 Navigation is a per-step prompt size (``harness.navigation.step_message`` and
-the ``move`` tool) times a number of steps only a run can tell, given as two
+the ``move`` tool, with the view the policy leaves and every earlier turn
+``history`` keeps) times a number of steps only a run can tell, given as two
 bounds; its audits are the ones the strategy's policy says it makes
-(``judges`` at ``start`` and after each ``event``, ``audit_batch_size``), so
-the estimate cannot drift from what the loop does.
+(``judges`` at ``start``, at each ``view`` under partial observability and
+after each ``event``; ``audit_batch_size``), so the estimate cannot drift
+from what the loop does.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from inspect_ai.model import ChatMessageSystem
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.audit import audit_messages, batches
 from spatialstale_evals.harness.episode import Episode
-from spatialstale_evals.harness.memory_view import Decision
+from spatialstale_evals.harness.memory_view import Decision, FilterMode
 from spatialstale_evals.harness.navigation import MOVE_TOOL, step_message
 from spatialstale_evals.harness.provider import count_input_tokens, count_text_tokens, last_prompt
 from spatialstale_evals.harness.scripted import audit_reply
@@ -85,18 +87,18 @@ def start_decisions(inst: Instance, policy: MemoryPolicy, radius: int | None) ->
     if policy.audit_batch_size(len(inst.memory), 1) is None:
         ledger = {e.cell: (grid[e.row][e.col], 0) for e in due}
         request = JudgeRequest(
-            inst,
-            grid,
-            visible_grid(grid, agent, radius),
-            agent,
-            None,
-            "text",
-            1,
-            "start",
-            0,
-            0,
-            due,
-            ledger,  # type: ignore[arg-type]
+            instance=inst,
+            grid=grid,
+            seen=visible_grid(grid, agent, radius),
+            agent=agent,
+            auditor=None,  # type: ignore[arg-type]  # a policy that calls no model never asks it
+            modality="text",
+            batch_size=1,
+            reason="start",
+            step=0,
+            epoch=0,
+            due=due,
+            ledger=ledger,
         )
         verdict = asyncio.run(policy.judge(request))
         return verdict.decisions if verdict else {}
@@ -104,12 +106,14 @@ def start_decisions(inst: Instance, policy: MemoryPolicy, radius: int | None) ->
     return {e.id: "contradicted" if labels[e.id] else "keep" for e in due}
 
 
-def step_prompt_tokens(inst: Instance, policy: MemoryPolicy, modality: str, radius: int | None = None) -> int:
+def step_prompt_tokens(
+    inst: Instance, policy: MemoryPolicy, modality: str, radius: int | None = None, mode: FilterMode = "delete"
+) -> int:
     """Input tokens of one navigation step (system prompt, the memory view the
-    policy leaves at the start, observation, position, tool)."""
+    policy leaves at the start shown in ``mode``, observation, position, tool)."""
     env = DynamicFrozenLakeEnv(inst)
     env.reset()
-    view = policy.view(inst.memory, start_decisions(inst, policy, radius))
+    view = policy.view(inst.memory, start_decisions(inst, policy, radius), mode, {})
     episode = Episode(env, view, view_radius=radius)
     messages = [ChatMessageSystem(content=prompts.NAVIGATE_SYSTEM), step_message(episode, modality, policy)]
     return count_input_tokens(messages, [MOVE_TOOL])
@@ -163,6 +167,13 @@ def judged_windows(inst: Instance, policy: MemoryPolicy, horizon: int) -> list[i
     return [s for s in steps if any(policy.judges(m, inst, s) for m in MOMENTS)]
 
 
+def prompt_tokens(per_step: int, steps: int, history: int) -> int:
+    """Input tokens of ``steps`` decisions, each prompt carrying up to
+    ``history`` earlier turns (each counted as a full step prompt: an upper
+    estimate of a turn's size)."""
+    return per_step * sum(1 + min(history, k) for k in range(steps))
+
+
 def estimate_navigate(
     instances: Sequence[Instance],
     strategy: str,
@@ -170,6 +181,9 @@ def estimate_navigate(
     batch_size: int,
     epochs: int,
     view_radius: int | None = None,
+    filter_mode: FilterMode = "delete",
+    history: int = 0,
+    max_steps: int | None = None,
 ) -> tuple[Cost, Cost]:
     """(low, high): low = every episode walks a shortest path of the true grid
     (what a perfect agent costs); high = every episode uses its whole budget.
@@ -179,19 +193,19 @@ def estimate_navigate(
     low = high = Cost()
     for inst in instances:
         radius = None if covers_grid(inst.height, inst.width, view_radius) else view_radius
-        per_step = step_prompt_tokens(inst, policy, modality, radius)
+        per_step = step_prompt_tokens(inst, policy, modality, radius, filter_mode)
         path = shortest_path(inst.grid, start_of(inst.grid), goal_of(inst.grid)) or []
-        for bound, steps in (("low", max(len(path) - 1, 1)), ("high", inst.max_steps)):
-            if radius is None:
-                audits = episode_audits(inst, policy, modality, batch_size, steps)
-            elif bound == "low":
-                audits = walk_audits(inst, policy, modality, batch_size, path, radius)
-            else:
-                each = audit_cost(inst.grid, inst.memory, modality, 1) if policy.audit_batch_size(1, 1) else Cost()
-                audits = each * len(judged_windows(inst, policy, steps))
-            cost = (Cost(steps, steps * per_step, steps * MOVE_OUTPUT_TOKENS) + audits) * epochs
-            if bound == "low":
-                low += cost
-            else:
-                high += cost
+        budget = max_steps or inst.max_steps
+        shortest = min(max(len(path) - 1, 1), budget)
+        if radius is None:
+            audits_low = episode_audits(inst, policy, modality, batch_size, shortest)
+            audits_high = episode_audits(inst, policy, modality, batch_size, budget)
+        else:
+            audits_low = walk_audits(inst, policy, modality, batch_size, path, radius)
+            each = audit_cost(inst.grid, inst.memory, modality, 1) if policy.audit_batch_size(1, 1) else Cost()
+            audits_high = each * len(judged_windows(inst, policy, budget))
+        for steps, audits, bound in ((shortest, audits_low, "low"), (budget, audits_high, "high")):
+            walk = Cost(steps, prompt_tokens(per_step, steps, history), steps * MOVE_OUTPUT_TOKENS)
+            cost = (walk + audits) * epochs
+            low, high = (low + cost, high) if bound == "low" else (low, high + cost)
     return low, high

@@ -29,6 +29,7 @@ before any model call. Anything else ``eval_set`` takes passes through
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -150,23 +151,34 @@ def _instances(dataset: str | None, regime: str) -> tuple[Instance, ...]:
     return tuple(load_instances(dataset, regime))
 
 
+class Plan(list):  # type: ignore[type-arg]
+    """The planned tasks, and the combinations left out as not applicable (why, per task name)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skipped: list[str] = []
+
+
 def _planned(
-    family: str, args: dict[str, Any], factors: dict[str, Any], samples: int, epochs: int
+    family: str, args: dict[str, Any], factors: dict[str, Any], samples: int, epochs: int, skipped: list[str]
 ) -> PlannedTask | None:
-    """The task built from ``args`` (validated), or None when not applicable."""
+    """The task built from ``args`` (validated), or None when not applicable (why: in ``skipped``)."""
     try:
         task = FAMILIES[family](**args, **factors)
-    except NotApplicable:
+    except NotApplicable as exc:
+        skipped.append(str(exc))
         return None
     strategy = args.get("strategy")
     return PlannedTask(family, args["regime"], args["modality"], strategy, samples, epochs, task, args, factors)
 
 
-def _detect_tasks(spec: MatrixSpec, regime: str, instances: Sequence[Instance], estimate: bool) -> list[PlannedTask]:
+def _detect_tasks(
+    spec: MatrixSpec, regime: str, instances: Sequence[Instance], estimate: bool, skipped: list[str]
+) -> list[PlannedTask]:
     planned = []
     for modality, factors in itertools.product(spec.modalities, spec.crossed("detect")):
         args = {"regime": regime, "modality": modality, "batch_size": spec.batch_size, "dataset": spec.dataset}
-        task = _planned("detect", args, factors, len(instances), 1)
+        task = _planned("detect", args, factors, len(instances), 1, skipped)
         if task is not None:
             if estimate:
                 task.cost = task.cost_min = estimate_detect(instances, modality, spec.batch_size)
@@ -174,7 +186,9 @@ def _detect_tasks(spec: MatrixSpec, regime: str, instances: Sequence[Instance], 
     return planned
 
 
-def _navigate_tasks(spec: MatrixSpec, regime: str, instances: Sequence[Instance], estimate: bool) -> list[PlannedTask]:
+def _navigate_tasks(
+    spec: MatrixSpec, regime: str, instances: Sequence[Instance], estimate: bool, skipped: list[str]
+) -> list[PlannedTask]:
     planned = []
     for strategy, modality, factors in itertools.product(
         spec.strategies, spec.nav_modalities, spec.crossed("navigate")
@@ -187,12 +201,11 @@ def _navigate_tasks(spec: MatrixSpec, regime: str, instances: Sequence[Instance]
             "dataset": spec.dataset,
             "epochs": spec.epochs,
         }
-        task = _planned("navigate", args, factors, len(instances), spec.epochs)
+        task = _planned("navigate", args, factors, len(instances), spec.epochs, skipped)
         if task is not None:
             if estimate:
-                radius = factors.get("view_radius")
                 task.cost_min, task.cost = estimate_navigate(
-                    instances, strategy, modality, spec.batch_size, spec.epochs, radius
+                    instances, strategy, modality, spec.batch_size, spec.epochs, **factors
                 )
             planned.append(task)
     return planned
@@ -202,14 +215,21 @@ def _navigate_tasks(spec: MatrixSpec, regime: str, instances: Sequence[Instance]
 PLANNERS = {"detect": _detect_tasks, "navigate": _navigate_tasks}
 
 
-def plan(spec: MatrixSpec, estimate: bool = True) -> list[PlannedTask]:
-    """The tasks one model runs, built, with their cost (``estimate=False`` skips it)."""
+def plan(spec: MatrixSpec, estimate: bool = True) -> Plan:
+    """The tasks one model runs, built, with their cost (``estimate=False`` skips
+    it). Two factor values a task runs alike (a radius covering the grid and
+    None) plan one task: the first."""
     spec.validate()
-    planned = []
+    planned, seen, skipped = Plan(), set(), []
     for regime in spec.regimes:
         instances = _instances(spec.dataset, regime)[: spec.seeds]
         for family in spec.families:
-            planned += PLANNERS[family](spec, regime, instances, estimate)
+            for task in PLANNERS[family](spec, regime, instances, estimate, skipped):
+                key = json.dumps(task.task.metadata, sort_keys=True, default=str)
+                if key not in seen:
+                    seen.add(key)
+                    planned.append(task)
+    planned.skipped = list(dict.fromkeys(skipped))
     return planned
 
 
@@ -257,7 +277,9 @@ def format_plan(spec: MatrixSpec, planned: Sequence[PlannedTask]) -> str:
     samples, episodes = sum(t.samples for t in planned), sum(t.samples * t.epochs for t in planned)
     for label, k in (("per model", 1), ("all models", n_models)):
         lines.append(f"| **{label}** | {k * samples} | {k * episodes} | {_cost_cells(low * k, high * k)} |")
-    return "\n".join([*lines, "", PLAN_NOTE])
+    skipped = getattr(planned, "skipped", [])
+    left_out = [f"Left out as not applicable: {reason}." for reason in skipped]
+    return "\n".join([*lines, "", *left_out, *([""] if left_out else []), PLAN_NOTE])
 
 
 def run_matrix(spec: MatrixSpec, log_dir: str | Path, **eval_set_args: Any) -> tuple[bool, list[Any]]:
