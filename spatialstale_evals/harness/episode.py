@@ -88,6 +88,7 @@ class Episode:
         return visible_grid(self.grid, self.agent, self.view_radius)
 
     def in_view(self, cell: Cell) -> bool:
+        """Whether the agent sees ``cell`` now."""
         return in_view(self.agent, cell, self.view_radius)
 
     def decide(self, decisions: dict[str, Decision], steps: dict[str, int]) -> bool:
