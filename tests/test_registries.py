@@ -21,6 +21,7 @@ from spatialstale_evals import cli
 from spatialstale_evals.analysis.logs import DEFAULT_ARGS
 from spatialstale_evals.detect import detect
 from spatialstale_evals.harness import strategies
+from spatialstale_evals.harness.navigation import NavigationSettings
 from spatialstale_evals.harness.observe import OBSERVATIONS
 from spatialstale_evals.harness.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Verdict
 from spatialstale_evals.navigate import navigate
@@ -84,12 +85,12 @@ def test_a_strategy_registered_outside_the_package_runs_end_to_end(tmp_path: Pat
     # the run matrix asks the same policy: it makes no model call, so it costs steps only,
     # each step's prompt holding the view the policy leaves
     instances = dataset.load(None, "L1")[:3]
-    low, high = estimate_navigate(instances, toy_strategy, "text", 10, 1)
+    low, high = estimate_navigate(instances, epochs=1, strategy=toy_strategy, modality="text", batch_size=10)
     assert (low.calls, high.calls) == (sum(low_steps(r) for r in _rows("L1")[:3]), 3 * 50)
     for inst in instances:
         sample = next(s for s in log.samples if s.id == inst.id)
         first = next(e for e in sample.events if e.event == "model")
-        assert step_prompt_tokens(inst, STRATEGIES[toy_strategy], "text") == first.output.usage.input_tokens
+        assert step_prompt_tokens(inst, NavigationSettings(toy_strategy)) == first.output.usage.input_tokens
 
 
 def low_steps(row: dict) -> int:

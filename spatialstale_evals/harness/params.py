@@ -73,3 +73,10 @@ def choices(task: Callable[..., Any], name: str) -> tuple[Any, ...]:
 def defaults(task: Callable[..., Any]) -> dict[str, Any]:
     """Every parameter's default value."""
     return {n: p.default for n, p in parameters(task).items() if p.default is not inspect.Parameter.empty}
+
+
+def changed(task: Callable[..., Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``values`` that differ from the task's defaults (what a sample's
+    input names of the factors, so a default run's samples read as before)."""
+    fixed = defaults(task)
+    return {k: v for k, v in values.items() if k not in fixed or v != fixed[k]}

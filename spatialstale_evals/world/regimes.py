@@ -56,9 +56,10 @@ L3_PERIOD = 5
 L3_FIRE_PROBABILITY = 0.7
 L3_CELLS_PER_EVENT = 2
 MAX_REDRAWS = 10_000
-#: The seed's random streams of g0 and of the memory walks, shared by every
-#: regime (paired comparisons across regimes); each regime has its own.
-STREAM_GRID, STREAM_MEMORY = 0, 1
+#: The seed's random streams of g0, of the memory walks and of the distractor
+#: notes, shared by every regime (paired comparisons across regimes); each
+#: regime has its own.
+STREAM_GRID, STREAM_MEMORY, STREAM_NOTES = 0, 1, 2
 
 
 class RegimeError(ValueError):
