@@ -12,6 +12,7 @@ from typing import Any
 from inspect_ai import Task, task
 
 from spatialstale_evals.harness.memory_text import (
+    SECTION_FACTORS,
     MemoryFraming,
     MemoryPosition,
     MemoryStyle,
@@ -142,6 +143,20 @@ def navigate(
     check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode)
     check_memory(memory_style, distractors)
     check_framing(memory_framing, memory_position)
+    factors = {
+        "memory_style": memory_style,
+        "memory_framing": memory_framing,
+        "memory_position": memory_position,
+        "distractors": distractors,
+        "image_labels": image_labels,
+        "image_palette": image_palette,
+        "image_cell_px": image_cell_px,
+        "image_marker": image_marker,
+    }
+    section = changed(navigate, {k: factors[k] for k in SECTION_FACTORS})
+    if section and not STRATEGIES[strategy].shows_memory:
+        named = ", ".join(f"{k}={v}" for k, v in section.items())
+        raise NotApplicable(f"{named} acts on the memory section; {strategy} shows no memory")
     instances = InstanceSet.load(dataset, regime)
     first = next(iter(instances.by_id.values()))
     render = render_style(modality, image_labels, image_palette, image_cell_px, image_marker, first.height, first.width)
@@ -155,16 +170,6 @@ def navigate(
         "history": history,
         "view_radius": view_radius,
         "filter_mode": filter_mode,
-    }
-    factors = {
-        "memory_style": memory_style,
-        "memory_framing": memory_framing,
-        "memory_position": memory_position,
-        "distractors": distractors,
-        "image_labels": image_labels,
-        "image_palette": image_palette,
-        "image_cell_px": image_cell_px,
-        "image_marker": image_marker,
     }
     settings = NavigationSettings(
         **params,  # type: ignore[arg-type]

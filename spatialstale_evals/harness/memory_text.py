@@ -34,6 +34,12 @@ MemoryPosition = Literal["before", "after"]
 STYLES: tuple[MemoryStyle, ...] = get_args(MemoryStyle)
 POSITIONS: tuple[MemoryPosition, ...] = get_args(MemoryPosition)
 MAX_DISTRACTORS = len(NOTE_TEXTS)
+#: The navigate task's parameters this module implements, the factors of the
+#: report's trust-gap view; and those that act on the memory section only (a
+#: strategy that shows no memory has them at their defaults: the framing line
+#: is in every strategy's system message).
+FACTORS = ("memory_style", "memory_framing", "memory_position", "distractors")
+SECTION_FACTORS = ("memory_style", "memory_position", "distractors")
 
 
 def check_memory(style: object, distractors: object) -> None:
