@@ -8,16 +8,17 @@ in every sample's metadata) and the task version.
 The exact SPEC formats that are not prompts live beside the code that writes
 and reads them: the memory entry text in ``world/memory.py``, the text
 observation in ``world/observation.py``. Image captions name the colours the
-renderer uses (``world/render.py``, ``COLOUR_NAMES``), filled in by
+renderer uses (``world/render.py``, each palette's ``names``), filled in by
 ``harness/observe.py``. Readers of these strings (the scripted agents) parse
 them with patterns made from the templates themselves (``template_pattern``).
 
 1.1 added the strings of ``view_radius`` and ``filter_mode`` (and the
 resolver's label). 2.0 moved the navigator's "memory notes may be out of date"
 line out of its default system message into ``memory_framing=warn`` (the
-paper's protocol has no such line) and added the memory styles; with
-``memory_framing="warn"`` every 1.0 prompt is sent unchanged
-(``tests/test_determinism.py``).
+paper's protocol has no such line) and added the strings of the other
+factors (memory styles and framings, the marked note, the image captions'
+label sentence); with ``memory_framing="warn"`` and the other factors at
+their defaults every 1.1 prompt is sent unchanged (``tests/test_determinism.py``).
 """
 
 from __future__ import annotations
