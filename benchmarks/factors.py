@@ -52,7 +52,8 @@ def token_table(seeds: int) -> list[str]:
     instances = dataset.load(None, "L2")[:seeds]
     base = None
     lines = [
-        "| factor level | navigator prompt tokens per decision (no_filter, first step) | vs default | audit input tokens per window (detect, B = 10) |",
+        "| factor level | navigator prompt tokens per decision (no_filter, first step) | vs default"
+        " | audit input tokens per window (detect, B = 10) |",
         "|---|---|---|---|",
     ]
     for args in NAVIGATE:

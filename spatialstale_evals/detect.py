@@ -14,7 +14,7 @@ from inspect_ai import Task, task
 from spatialstale_evals.harness.audit import REQUESTS, AuditOutput
 from spatialstale_evals.harness.detection import DetectionSettings, audit_windows, detection_scorer
 from spatialstale_evals.harness.memory_text import MemoryStyle, check_memory
-from spatialstale_evals.harness.observe import OBSERVATIONS, Modality, render_style
+from spatialstale_evals.harness.observe import OBSERVATIONS, Modality, check_render, settings_from
 from spatialstale_evals.harness.params import (
     changed,
     check_choice,
@@ -87,7 +87,6 @@ def detect(
     check_memory(memory_style, distractors)
     instances = InstanceSet.load(dataset, regime)
     first = next(iter(instances.by_id.values()))
-    render = render_style(modality, image_labels, image_palette, image_cell_px, image_marker, first.height, first.width)
     params = {"modality": modality, "batch_size": batch_size, "output": output, "threshold": threshold}
     factors = {
         "memory_style": memory_style,
@@ -97,12 +96,8 @@ def detect(
         "image_cell_px": image_cell_px,
         "image_marker": image_marker,
     }
-    settings = DetectionSettings(
-        **params,  # type: ignore[arg-type]
-        memory_style=memory_style,
-        distractors=distractors,
-        render=render,
-    )
+    check_render(modality, factors, first.height, first.width)
+    settings = settings_from(DetectionSettings, params | factors)
     return Task(
         dataset=instances.samples("detect", params | factors, params | changed(detect, factors)),
         solver=audit_windows(instances, settings),

@@ -21,7 +21,7 @@ from spatialstale_evals.harness.memory_text import (
 )
 from spatialstale_evals.harness.memory_view import FILTER_MODES, FilterMode
 from spatialstale_evals.harness.navigation import NavigationSettings, navigation_loop, navigation_scorer
-from spatialstale_evals.harness.observe import OBSERVATIONS, Modality, render_style
+from spatialstale_evals.harness.observe import OBSERVATIONS, Modality, check_render, settings_from
 from spatialstale_evals.harness.params import (
     NotApplicable,
     changed,
@@ -159,7 +159,7 @@ def navigate(
         raise NotApplicable(f"{named} acts on the memory section; {strategy} shows no memory")
     instances = InstanceSet.load(dataset, regime)
     first = next(iter(instances.by_id.values()))
-    render = render_style(modality, image_labels, image_palette, image_cell_px, image_marker, first.height, first.width)
+    check_render(modality, factors, first.height, first.width)
     if covers_grid(first.height, first.width, view_radius):  # it sees everything from everywhere: the paper's protocol
         view_radius = None
     params = {
@@ -171,14 +171,7 @@ def navigate(
         "view_radius": view_radius,
         "filter_mode": filter_mode,
     }
-    settings = NavigationSettings(
-        **params,  # type: ignore[arg-type]
-        memory_style=memory_style,
-        memory_framing=memory_framing,
-        memory_position=memory_position,
-        distractors=distractors,
-        render=render,
-    )
+    settings = settings_from(NavigationSettings, params | factors)
     return Task(
         dataset=instances.samples("navigate", params | factors, params | changed(navigate, factors)),
         solver=navigation_loop(instances, settings),

@@ -146,6 +146,9 @@ IMAGE_PARAMS = {
 }
 
 
+_IMAGE_FIELDS = {param: next(f for f in fields(RenderStyle) if f.name == name) for param, name in IMAGE_PARAMS.items()}
+
+
 def style_of(args: Mapping[str, Any]) -> RenderStyle:
     """The rendering style named by task arguments (``image_*``; absent ones at their defaults), unchecked."""
     return RenderStyle(**{field: args[param] for param, field in IMAGE_PARAMS.items() if param in args})
@@ -159,19 +162,18 @@ def settings_from(cls: type[T], args: Mapping[str, Any]) -> T:
     return cls(**{k: v for k, v in args.items() if k in names}, render=style_of(args))
 
 
-def render_style(
-    modality: str, labels: object, palette: object, cell_px: object, marker: object, height: int, width: int
-) -> RenderStyle:  # the arguments in the order of IMAGE_PARAMS
-    """The rendering style of the tasks' ``image_*`` parameters, checked: a
-    clear error for a bad value or a style that cannot draw this grid (with
-    the minimum cell size), ``NotApplicable`` for a style on text."""
+def check_render(modality: str, args: Mapping[str, Any], height: int, width: int) -> RenderStyle:
+    """The rendering style of a task's ``image_*`` arguments, checked: a clear
+    error for a bad value or a style that cannot draw a ``height`` x ``width``
+    grid (with the minimum cell size), ``NotApplicable`` for a style on text."""
     check_choice("modality", modality, OBSERVATIONS)
+    labels, palette, cell_px, marker = (args.get(p, f.default) for p, f in _IMAGE_FIELDS.items())
     if not isinstance(labels, bool):
         raise ValueError(f"image_labels must be true or false; got {labels!r}")
     check_choice("image_palette", palette, PALETTES)
     check_choice("image_marker", marker, MARKERS)
     check_positive_int("image_cell_px", cell_px)
-    style = style_of(dict(zip(IMAGE_PARAMS, (labels, palette, cell_px, marker))))
+    style = style_of(args)
     style.validate(height, width)
     observation(modality, style)
     return style
