@@ -18,9 +18,11 @@ import argparse
 import statistics
 import time
 
+from spatialstale_evals.detect import detect
 from spatialstale_evals.harness.memory_text import written
-from spatialstale_evals.harness.navigation import NavigationSettings
-from spatialstale_evals.runs.cost import estimate_detect, step_prompt_tokens
+from spatialstale_evals.harness.params import defaults
+from spatialstale_evals.navigate import navigate
+from spatialstale_evals.runs.cost import estimate_detect, navigate_settings, step_prompt_tokens
 from spatialstale_evals.world import dataset
 from spatialstale_evals.world.render import RenderStyle, image_size, render_png
 
@@ -30,9 +32,11 @@ NAVIGATE = [
     {"memory_style": "confident"},
     {"memory_framing": "warn"},
     {"memory_framing": "prefer_current"},
+    {"memory_position": "after"},
     {"distractors": 4},
     {"distractors": 16},
 ]
+NAVIGATE_ONLY = set(defaults(navigate)) - set(defaults(detect))
 RENDERS = [
     RenderStyle(),
     RenderStyle(palette="high_contrast"),
@@ -57,14 +61,14 @@ def token_table(seeds: int) -> list[str]:
         "|---|---|---|---|",
     ]
     for args in NAVIGATE:
-        settings = NavigationSettings(strategy="no_filter", **args)
+        settings = navigate_settings(strategy="no_filter", **args)
         per_step = statistics.mean(
             step_prompt_tokens(written(i, settings.memory_style, settings.distractors), settings) for i in instances
         )
-        detect_args = {k: v for k, v in args.items() if k != "memory_framing"}
+        detect_args = {k: v for k, v in args.items() if k not in NAVIGATE_ONLY}
         audit = estimate_detect(instances, modality="text", batch_size=10, **detect_args).input_tokens / len(instances)
         base = per_step if base is None else base
-        detect_cell = f"{audit:.0f}" if "memory_framing" not in args else "(navigate only)"
+        detect_cell = "(navigate only)" if NAVIGATE_ONLY & set(args) else f"{audit:.0f}"
         lines.append(f"| {_label(args)} | {per_step:.0f} | {per_step - base:+.0f} | {detect_cell} |")
     return lines
 

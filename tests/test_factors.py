@@ -21,6 +21,7 @@ from inspect_ai.log import EvalLog, resolve_sample_attachments
 from inspect_ai.model import modelapi
 from PIL import Image
 
+from spatialstale_evals.analysis.report import build_report
 from spatialstale_evals.detect import detect
 from spatialstale_evals.harness.memory_text import suffix, system_prompt, written
 from spatialstale_evals.harness.params import defaults
@@ -161,6 +162,20 @@ def test_styles_change_only_the_texts_and_the_navigator_sees_them(tmp_path: Path
 
 # -- distractor notes --------------------------------------------------------------
 
+#: L1-000's three notes: where they sit in the store and what they say. Pinned,
+#: so a change of numpy's generator or of the draw shows up on any machine.
+L1_000_NOTES = [
+    (12, "[note_00] Note: The morning light made the ice glare; looking twice helped."),
+    (53, "[note_01] Note: The lake is a rectangular grid of cells."),
+    (60, "[note_02] Note: Frozen ice is safe to stand on; holes are not."),
+]
+
+
+def test_the_notes_of_a_seed_are_pinned() -> None:
+    store = dataset.load(None, "L1")[0].with_notes(3).memory
+    assert [(i, e.text) for i, e in enumerate(store) if e.is_note] == L1_000_NOTES
+    assert len(store) == 64 + 3
+
 
 def test_distractors_are_seeded_never_stale_and_name_no_cell() -> None:
     a, b = dataset.load(None, "L3")[:2]
@@ -168,9 +183,11 @@ def test_distractors_are_seeded_never_stale_and_name_no_cell() -> None:
     assert a.with_notes(6) == a.with_notes(6)
     assert [e.id for e in notes] == [f"note_{k:02d}" for k in range(6)]
     assert [e for e in a.with_notes(6).memory if not e.is_note] == list(a.memory), "the entries keep their order"
-    assert [e.text for e in notes] != [e.text for e in b.with_notes(6).memory if e.is_note] or [
-        i for i, e in enumerate(a.with_notes(6).memory) if e.is_note
-    ] != [i for i, e in enumerate(b.with_notes(6).memory) if e.is_note]
+    draws = {
+        tuple((i, e.text) for i, e in enumerate(inst.with_notes(6).memory) if e.is_note)
+        for inst in dataset.load(None, "L3")[:10]
+    }
+    assert len(draws) == 10, "each seed draws its own notes and places"
     for e in notes:
         assert re.fullmatch(r"\[note_\d\d\] Note: [^()]+", e.text) and not re.search(r"\d+\s*,\s*\d+", e.text)
     for window in a.with_notes(6).windows:
@@ -229,6 +246,13 @@ def test_detect_counts_note_flags_apart_and_as_false_positives(tmp_path: Path) -
     assert metric(flagging, "precision") == pytest.approx(b["tp"] / (b["tp"] + b["fp"] + k * windows))
     calls = sum(1 for s in clean.samples for e in s.events if e.event == "model")
     assert calls == windows * math.ceil((64 + k) / 10), "the notes are audited in the batches"
+    # the report's direction table shows the notes' flag rate, from the same counts
+    direction = build_report(tmp_path, tmp_path / "report").tables["direction"].set_index(["model", "config"])
+    assert direction.loc[("spatialstale/observer", ""), "distractor_n"] == 0
+    assert math.isnan(direction.loc[("spatialstale/observer", ""), "distractor_flag_rate"])
+    assert direction.loc[("spatialstale/observer", f"distractors={k}"), "distractor_n"] == k * windows
+    assert direction.loc[("spatialstale/observer", f"distractors={k}"), "distractor_flag_rate"] == 0.0
+    assert direction.loc[(flag_notes(), f"distractors={k}"), "distractor_flag_rate"] == 1.0
 
 
 def test_navigation_shows_audits_and_resolves_the_notes(tmp_path: Path) -> None:
@@ -364,6 +388,8 @@ def test_the_observer_audits_every_variant_perfectly(tmp_path: Path) -> None:
         {"image_palette": "high_contrast"},
         {"image_palette": "grayscale", "image_marker": "letter"},
         {"image_labels": False, "image_cell_px": 20},
+        {"image_cell_px": 96},
+        {"image_marker": "letter"},
     ]
     tasks = [detect(regime="L1", modality="image", **v) for v in variants]
     logs = inspect_eval(tasks, model="spatialstale/observer", log_dir=str(tmp_path), limit=2, display="none")
@@ -374,6 +400,16 @@ def test_the_observer_audits_every_variant_perfectly(tmp_path: Path) -> None:
             assert "Cells are not labelled" in caption
         if variant.get("image_palette") == "grayscale":
             assert "black = hole" in caption and "white square marked A" in caption
+
+
+def test_the_observer_navigates_every_variant_without_a_death(tmp_path: Path) -> None:
+    """The navigator's image (with the agent marker on its cell) decodes in every
+    variant: the observer plans on it alone and reaches the goal every time."""
+    variants = [{"image_palette": "grayscale", "image_marker": "letter"}, {"image_labels": False, "image_cell_px": 16}]
+    tasks = [navigate(regime="L2", modality="image", strategy="no_memory", **v) for v in variants]
+    logs = inspect_eval(tasks, model="spatialstale/observer", log_dir=str(tmp_path), limit=2, display="none")
+    for variant, log in zip(variants, logs):
+        assert log.status == "success" and metric(log, "success_rate") == 1.0, variant
 
 
 # -- bad input, before any model call --------------------------------------------------
@@ -398,6 +434,7 @@ def test_the_observer_audits_every_variant_perfectly(tmp_path: Path) -> None:
         (navigate, {"modality": "image", "image_cell_px": 8, "image_labels": False}, "the minimum is 12"),
         (detect, {"modality": "image", "image_palette": "grayscale", "image_labels": False}, "needs image_labels=true"),
         (navigate, {"image_palette": "grayscale"}, "need modality=image"),
+        (detect, {"image_cell_px": 30}, "need modality=image"),  # not applicable, before the size
     ],
 )
 def test_bad_factor_values_fail_before_any_call(task, args, message: str) -> None:

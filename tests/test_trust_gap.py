@@ -9,9 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.stats as sps
+import shortuuid
 from inspect_ai import eval as inspect_eval
+from inspect_ai.log import list_eval_logs, read_eval_log, write_eval_log
 
 from spatialstale_evals.analysis.gap import read_model_info
+from spatialstale_evals.analysis.logs import load
 from spatialstale_evals.analysis.report import build_report
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.runs.matrix import MatrixSpec, plan
@@ -90,6 +93,27 @@ def test_the_tax_table_equals_a_computation_from_the_samples(logs, tmp_path: Pat
     # the memory agent follows every stale SAFE claim: its tax is what the seeds' holes make it
     memory_default = tax[(tax["model"] == "spatialstale/memory") & (tax["levels"] == "paper defaults")]
     assert float(memory_default["tax_pp"].iloc[0]) > 0
+
+
+def test_logs_before_3a_are_read_as_the_warn_framing_they_ran(logs, tmp_path: Path) -> None:
+    """Every navigator prompt before task version 3-A had the line ``warn`` sends;
+    such a log names no framing, and must not be read as the paper's ``none``."""
+    folder, _ = logs
+    paper_log = next(
+        log
+        for info in list_eval_logs(str(folder))
+        if (args := (log := read_eval_log(info.name, header_only=True)).eval.task_args).get("memory_framing") == "none"
+        and args.get("memory_style") == "plain"
+        and log.eval.model == "spatialstale/memory"
+    )
+    old = read_eval_log(paper_log.location)
+    old.eval.task_version, old.eval.eval_id = "2-A", shortuuid.uuid()
+    old.eval.task_args = {k: v for k, v in old.eval.task_args.items() if k != "memory_framing"}
+    old_dir = tmp_path / "old"
+    write_eval_log(old, str(old_dir / "old.eval"))
+    nav = load(old_dir).navigate
+    assert set(nav["levels"]) == {"memory_framing=warn"} and set(nav["base_config"]) == {"task version 2-A"}
+    assert len(nav) == LIMIT * EPOCHS
 
 
 def test_no_memory_with_memory_section_factors_is_not_applicable() -> None:

@@ -31,7 +31,7 @@ import pandas as pd
 from spatialstale_evals.analysis.inference import paired_vectors
 from spatialstale_evals.analysis.stats import holm, paired_wilcoxon
 from spatialstale_evals.analysis.tables import sort_table
-from spatialstale_evals.analysis.trust import RAW, WITHOUT_MEMORY, _clean
+from spatialstale_evals.analysis.trust import RAW, WITHOUT_MEMORY, is_clean
 from spatialstale_evals.harness.memory_text import FACTORS
 from spatialstale_evals.harness.params import choices
 from spatialstale_evals.navigate import navigate
@@ -49,7 +49,7 @@ def tax_table(nav: pd.DataFrame, alpha: float, model_info: pd.DataFrame | None =
     rows = []
     for key, g in nav.groupby(CELL, sort=False):
         cell = dict(zip(CELL, key))
-        if _clean(cell["regime"]):
+        if is_clean(cell["regime"]):
             continue
         family = _cell_rows(cell, g)
         for row, adjusted in zip(family, holm([r["pvalue"] for r in family])):

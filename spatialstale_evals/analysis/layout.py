@@ -102,6 +102,8 @@ SPECS: dict[str, Spec] = {
         ("valid_safe_n", "valid SAFE N", integer),
         ("flag_rate_valid_safe", "flag rate valid SAFE", f3),
         ("flag_rate_gap", "thaw recall - valid SAFE flag rate", f3),
+        ("distractor_n", "notes N", integer),
+        ("distractor_flag_rate", "flag rate notes", f3),
     ],
     "navigation": [
         ("model", "model", text),
@@ -258,7 +260,7 @@ SPECS: dict[str, Spec] = {
 TITLES = {
     "detection": "Detection: precision / recall / F1 by model x regime x modality",
     "modality": "Detection F1 by modality, averaged over regimes (paper SPEC section 7)",
-    "direction": "Thaw vs freeze recall; flag rate on valid SAFE vs stale-thaw entries",
+    "direction": "Thaw vs freeze recall; flag rate on valid SAFE vs stale-thaw entries, and on notes",
     "navigation": "Navigation: success / death / timeout by model x strategy x regime",
     "gain": f"{paper.AUDITED.upper()} success gain over {paper.BASELINE}",
     "steps": "Mean trajectory length by outcome and strategy",
@@ -334,7 +336,8 @@ NOTES = {
         "Thaw = F->H (a SAFE claim over a new hole: a miss kills); freeze = H->F. The thaw recall is the flag "
         "rate on stale-thaw entries; beside the flag rate on still-valid SAFE entries (over frozen ice: S and G "
         "are SAFE too but can never go stale, so they are not counted) it is the paper's Figure 4 control: a "
-        "gap near 0 means the auditor is not looking at the observation."
+        "gap near 0 means the auditor is not looking at the observation. Notes: the distractor notes of "
+        "-T distractors=K, which can never be stale ('-' without notes); every flag on one is a false positive."
     ),
     "navigation": (
         "Rates over episodes (each seed x epoch once). Paper values (SPEC section 7) appear where the model "

@@ -66,12 +66,20 @@ ARM_ARGS = ("filter_mode",)
 #: Arguments a task may normalise, recording the value it ran with in its
 #: metadata: a view radius that covers the grid is full observability (None).
 EFFECTIVE_ARGS = ("view_radius",)
+#: What a log of an earlier task version ran with but could not record, by
+#: (family, version): every navigator prompt before 3-A carried the line that
+#: ``memory_framing=warn`` now sends (README, Changelog 3-A).
+IMPLIED_ARGS: dict[tuple[str, str], dict[str, Any]] = {
+    ("navigate", version): {"memory_framing": "warn"} for version in ("1-A", "2-A")
+}
 
 
 def effective_args(log: EvalLog) -> dict[str, Any]:
-    """The task arguments as the task ran them (``EFFECTIVE_ARGS`` from its metadata)."""
+    """The task arguments as the task ran them: ``EFFECTIVE_ARGS`` from its
+    metadata, ``IMPLIED_ARGS`` of its task version where it names none."""
     args, meta = dict(log.eval.task_args or {}), log.eval.metadata or {}
-    return args | {k: meta[k] for k in EFFECTIVE_ARGS if k in args and k in meta}
+    implied = IMPLIED_ARGS.get((str(suite_family(log)), str(log.eval.task_version)), {})
+    return implied | args | {k: meta[k] for k in EFFECTIVE_ARGS if k in args and k in meta}
 
 
 def arm(task_args: dict[str, Any]) -> str | None:

@@ -17,7 +17,7 @@ from spatialstale_evals.harness.metrics import DETECTION_METRICS
 from spatialstale_evals.harness.observe import Observation, observation
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
 from spatialstale_evals.world.instance import Instance, Window
-from spatialstale_evals.world.render import PAPER, RenderStyle
+from spatialstale_evals.world.render import RenderStyle
 
 #: Store key of the per-window records the scorer reads.
 WINDOWS_KEY = "detect_windows"
@@ -25,15 +25,17 @@ WINDOWS_KEY = "detect_windows"
 
 @dataclass(frozen=True)
 class DetectionSettings:
-    """Everything a detect task fixes for its samples (its parameters, validated by the task)."""
+    """Everything a detect task fixes for its samples: its parameters, as
+    validated by the task. No defaults here: they are the task's
+    (``harness.params.defaults``), in one place."""
 
-    modality: str = "text"
-    batch_size: int = 10
-    output: str = "binary"
-    threshold: float = 0.7
-    memory_style: MemoryStyle = "plain"
-    distractors: int = 0
-    render: RenderStyle = PAPER
+    modality: str
+    batch_size: int
+    output: str
+    threshold: float
+    memory_style: MemoryStyle
+    distractors: int
+    render: RenderStyle
 
     @property
     def observation(self) -> Observation:

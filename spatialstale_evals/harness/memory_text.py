@@ -31,7 +31,6 @@ from spatialstale_evals.world.memory import NOTE_TEXTS, WALKS, MemoryEntry
 MemoryStyle = Literal["plain", "detailed", "confident"]
 MemoryFraming = Literal["none", "warn", "prefer_current"]
 MemoryPosition = Literal["before", "after"]
-STYLES: tuple[MemoryStyle, ...] = get_args(MemoryStyle)
 POSITIONS: tuple[MemoryPosition, ...] = get_args(MemoryPosition)
 MAX_DISTRACTORS = len(NOTE_TEXTS)
 #: The navigate task's parameters this module implements, the factors of the
@@ -44,7 +43,7 @@ SECTION_FACTORS = ("memory_style", "memory_position", "distractors")
 
 def check_memory(style: object, distractors: object) -> None:
     """The checks of the memory factors both tasks have."""
-    check_choice("memory_style", style, STYLES)
+    check_choice("memory_style", style, prompts.STYLE_SUFFIXES)
     check_positive_int("distractors", distractors, allow_zero=True)
     if distractors > MAX_DISTRACTORS:  # type: ignore[operator]
         raise ValueError(f"distractors must be at most {MAX_DISTRACTORS} (the notes written for it); got {distractors}")
@@ -57,16 +56,16 @@ def check_framing(framing: object, position: object) -> None:
 
 
 def suffix(entry: MemoryEntry, visits: list[tuple[int, int]], style: MemoryStyle) -> str:
-    """What ``style`` appends to an entry whose cell the exploration stood on at ``visits``."""
-    if style == "plain" or entry.is_note:
+    """What ``style`` appends to an entry whose cell the exploration stood on at
+    ``visits`` ((walk, step) pairs, in order); nothing to a note."""
+    if entry.is_note:
         return ""
-    walks = len({walk for walk, _ in visits})
-    if style == "detailed":
-        if not visits:
-            return prompts.STYLE_DETAILED_FILLED
-        walk, step = visits[0]
-        return prompts.STYLE_DETAILED.format(times=len(visits), walks=walks, total=WALKS, walk=walk, step=step)
-    return prompts.STYLE_CONFIDENT.format(walks=walks, total=WALKS) if visits else prompts.STYLE_CONFIDENT_FILLED
+    visited, filled = prompts.STYLE_SUFFIXES[style]
+    if not visits:
+        return filled
+    walk, step = visits[0]
+    walks = len({w for w, _ in visits})
+    return visited.format(times=len(visits), walks=walks, total=WALKS, walk=walk, step=step)
 
 
 def written(instance: Instance, style: MemoryStyle = "plain", distractors: int = 0) -> Instance:
@@ -74,10 +73,8 @@ def written(instance: Instance, style: MemoryStyle = "plain", distractors: int =
     notes mixed in and every entry in ``style``. Its truth is the instance's:
     only the texts (and the notes) differ."""
     store = instance.with_notes(distractors)
-    if style == "plain":
-        return store
     memory = tuple(replace(e, text=e.text + suffix(e, instance.visits.get(e.cell, []), style)) for e in store.memory)
-    return replace(store, memory=memory)
+    return store if memory == store.memory else replace(store, memory=memory)  # plain: the stored instance itself
 
 
 def system_prompt(framing: MemoryFraming = "none") -> str:

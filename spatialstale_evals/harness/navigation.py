@@ -53,7 +53,7 @@ from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import ACTIONS, goal_of
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import MemoryEntry
-from spatialstale_evals.world.render import PAPER, RenderStyle
+from spatialstale_evals.world.render import RenderStyle
 
 #: Store key of the episode record the scorer reads.
 EPISODE_RECORD_KEY = "episode"
@@ -257,21 +257,23 @@ class Navigation:
 
 @dataclass(frozen=True)
 class NavigationSettings:
-    """Everything a navigate task fixes for its episodes (its parameters, as
-    validated by the task; ``view_radius`` already None when it covers the grid)."""
+    """Everything a navigate task fixes for its episodes: its parameters, as
+    validated by the task (``view_radius`` already None when it covers the
+    grid; ``max_steps`` None for each instance's own budget). No defaults
+    here: they are the task's (``harness.params.defaults``), in one place."""
 
     strategy: str
-    modality: str = "text"
-    batch_size: int = 10
-    max_steps: int = 50
-    history: int = 0
-    view_radius: int | None = None
-    filter_mode: FilterMode = "delete"
-    memory_style: MemoryStyle = "plain"
-    memory_framing: MemoryFraming = "none"
-    memory_position: MemoryPosition = "before"
-    distractors: int = 0
-    render: RenderStyle = PAPER
+    modality: str
+    batch_size: int
+    max_steps: int | None
+    history: int
+    view_radius: int | None
+    filter_mode: FilterMode
+    memory_style: MemoryStyle
+    memory_framing: MemoryFraming
+    memory_position: MemoryPosition
+    distractors: int
+    render: RenderStyle
 
     @property
     def observation(self) -> Observation:
@@ -287,7 +289,7 @@ def navigation_loop(instances: InstanceSet, settings: NavigationSettings) -> Sol
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         canonical = instances.begin(state)
         instance = written(canonical, s.memory_style, s.distractors)  # the store as this run writes it
-        env = DynamicFrozenLakeEnv(instance, max_steps=s.max_steps)
+        env = DynamicFrozenLakeEnv(instance, max_steps=s.max_steps or instance.max_steps)
         env.reset()
         episode = Episode(env=env, view=policy.view(instance.memory, {}), view_radius=s.view_radius)
         episode.trajectory.append(list(env.agent))

@@ -174,8 +174,8 @@ def check_render(modality: str, args: Mapping[str, Any], height: int, width: int
     check_choice("image_marker", marker, MARKERS)
     check_positive_int("image_cell_px", cell_px)
     style = style_of(args)
+    observation(modality, style)  # NotApplicable on text first: a matrix skips it, whatever the size
     style.validate(height, width)
-    observation(modality, style)
     return style
 
 

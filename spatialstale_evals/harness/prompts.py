@@ -113,12 +113,18 @@ NAVIGATE_MEMORY_EMPTY = "Memory notes: none remain."
 
 # -- how memory is written (``memory_style``, SPEC 8.4) ----------------------------
 
-#: ``detailed``: the entry's provenance, from the exploration it was written from.
-STYLE_DETAILED = " (explored: seen {times} times on {walks} of the {total} walks, first on walk {walk} at step {step})"
-STYLE_DETAILED_FILLED = " (explored: never visited; filled in without a visit)"
-#: ``confident``: an assertion of certainty.
-STYLE_CONFIDENT = " (certain: confirmed by {walks} of the {total} walks)"
-STYLE_CONFIDENT_FILLED = " (certain)"
+#: What each style appends to an entry: (for a cell the walks stood on,
+#: formatted with ``times``, ``walks``, ``total``, ``walk``, ``step``; for a
+#: cell no walk reached, filled in). ``detailed``: the entry's provenance, from
+#: the exploration it was written from; ``confident``: an assertion of certainty.
+STYLE_SUFFIXES: dict[str, tuple[str, str]] = {
+    "plain": ("", ""),
+    "detailed": (
+        " (explored: seen {times} times on {walks} of the {total} walks, first on walk {walk} at step {step})",
+        " (explored: never visited; filled in without a visit)",
+    ),
+    "confident": (" (certain: confirmed by {walks} of the {total} walks)", " (certain)"),
+}
 
 # -- partial observability (``view_radius``, SPEC 8.1) -----------------------------
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from inspect_ai.model import ChatMessageSystem
 
+from spatialstale_evals import task_functions
 from spatialstale_evals.harness.audit import audit_messages, batches
 from spatialstale_evals.harness.detection import DetectionSettings
 from spatialstale_evals.harness.episode import Episode, due_entries
@@ -32,6 +33,7 @@ from spatialstale_evals.harness.memory_text import system_prompt, written
 from spatialstale_evals.harness.memory_view import Decision
 from spatialstale_evals.harness.navigation import MOVE_TOOL, NavigationSettings, step_message
 from spatialstale_evals.harness.observe import Observation, settings_from
+from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.harness.provider import count_input_tokens, count_text_tokens, last_prompt
 from spatialstale_evals.harness.scripted import audit_reply
 from spatialstale_evals.harness.strategies import MOMENTS, STRATEGIES, JudgeRequest, MemoryPolicy, Moment
@@ -79,10 +81,21 @@ def audit_cost(
     return total
 
 
+def detect_settings(**args: Any) -> DetectionSettings:
+    """The settings of the detect task of these arguments (the rest at the task's defaults)."""
+    return settings_from(DetectionSettings, defaults(task_functions()["detect"]) | args)
+
+
+def navigate_settings(**args: Any) -> NavigationSettings:
+    """The settings of the navigate task of these arguments (the rest at the
+    task's defaults; ``max_steps`` None: each instance's budget)."""
+    return settings_from(NavigationSettings, defaults(task_functions()["navigate"]) | args)
+
+
 def estimate_detect(instances: Sequence[Instance], **args: Any) -> Cost:
     """Exact: every window of every instance, audited in batches, for the
     detect task of these arguments (``modality``, ``batch_size``, its factors)."""
-    s = settings_from(DetectionSettings, args)
+    s = detect_settings(**args)
     total = Cost()
     for canonical in instances:
         inst = written(canonical, s.memory_style, s.distractors)
@@ -206,7 +219,7 @@ def estimate_navigate(instances: Sequence[Instance], *, epochs: int, **args: Any
     agent costs); high = every episode uses its whole budget. Under partial
     observability the audits of the low bound are those of that walk; the
     high bound audits every entry alone once per window it judges."""
-    s = settings_from(NavigationSettings, args)
+    s = navigate_settings(**args)
     policy, obs, batch_size = STRATEGIES[s.strategy], s.observation, s.batch_size
     low = high = Cost()
     for canonical in instances:
@@ -214,7 +227,7 @@ def estimate_navigate(instances: Sequence[Instance], *, epochs: int, **args: Any
         radius = None if covers_grid(inst.height, inst.width, s.view_radius) else s.view_radius
         per_step = step_prompt_tokens(inst, s, radius)
         path = shortest_path(inst.grid, start_of(inst.grid), goal_of(inst.grid)) or []
-        budget = args.get("max_steps") or inst.max_steps
+        budget = s.max_steps or inst.max_steps
         shortest = min(max(len(path) - 1, 1), budget)
         if radius is None:
             audits_low = episode_audits(inst, policy, obs, batch_size, shortest)

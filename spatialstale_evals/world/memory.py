@@ -165,7 +165,7 @@ NOTE_TEXTS = (
     "Moving back and forth wastes steps.",
     "Frozen ice is safe to stand on; holes are not.",
     "I took a short rest between two of the walks.",
-    "The lake is a square grid of cells.",
+    "The lake is a rectangular grid of cells.",
     "Reaching the goal is the only way to win.",
 )
 

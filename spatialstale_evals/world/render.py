@@ -18,7 +18,7 @@ vision agents see what a model sees.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, get_args
@@ -154,8 +154,7 @@ class RenderStyle:
     @property
     def marker_words(self) -> str:
         """The marker as the image captions name it (the paper's ``red triangle``)."""
-        colour = self.colours.agent_name
-        return f"{colour} triangle" if self.marker == "triangle" else f"{colour} square marked {MARKER_LETTER}"
+        return f"{self.colours.agent_name} {MARKER_SHAPES[self.marker].noun}"
 
     def validate(self, height: int, width: int) -> None:
         """Raise ``ValueError`` for a style that cannot draw a ``height`` x ``width`` grid legibly."""
@@ -199,7 +198,7 @@ def min_cell_px(height: int, width: int, style: RenderStyle = PAPER) -> int:
         labels = (
             LABEL_X + widest < px and LABEL_Y + LABEL_LINE_PX <= px // 3 and LABEL_Y + lines * LABEL_LINE_PX <= px // 2
         )
-        marker = style.marker != "letter" or px - px // 8 - px // 3 > LABEL_LINE_PX
+        marker = px - px // 8 - px // 3 > MARKER_SHAPES[style.marker].inner_px
         return (labels or not style.labels) and marker
 
     px = MIN_CELL_PX
@@ -213,24 +212,66 @@ def image_size(height: int, width: int, style: RenderStyle = PAPER) -> tuple[int
     return width * style.cell_px, height * style.cell_px
 
 
+@dataclass(frozen=True)
+class MarkerBox:
+    """Where the marker goes in the agent's cell, and its palette indices."""
+
+    cx: int
+    upper: int
+    lower: int
+    half: int
+    fill: int
+    ink: int
+    outline: int | None
+
+
+def _triangle(img: Image.Image, draw: ImageDraw.ImageDraw, b: MarkerBox) -> None:
+    draw.polygon([(b.cx, b.upper), (b.cx - b.half, b.lower), (b.cx + b.half, b.lower)], fill=b.fill, outline=b.outline)
+
+
+def _letter(img: Image.Image, draw: ImageDraw.ImageDraw, b: MarkerBox) -> None:
+    """A square with the letter scaled up (nearest: still only palette colours) to fill it."""
+    draw.rectangle([b.cx - b.half, b.upper, b.cx + b.half, b.lower], fill=b.fill, outline=b.outline)
+    scale = max(1, (b.lower - b.upper) // (LABEL_LINE_PX + 1))
+    glyph = Image.new("1", (6, LABEL_LINE_PX), 0)
+    ImageDraw.Draw(glyph).text((0, 0), MARKER_LETTER, fill=1, font=_font())
+    glyph = glyph.resize((6 * scale, LABEL_LINE_PX * scale), Image.Resampling.NEAREST)
+    x, y = b.cx - 3 * scale, (b.upper + b.lower) // 2 - LABEL_LINE_PX * scale // 2
+    img.paste(b.ink, (x, y, x + glyph.width, y + glyph.height), glyph)
+
+
+@dataclass(frozen=True)
+class MarkerShape:
+    """One agent marker: the caption's noun (after the colour), how it is drawn,
+    and the height it needs inside itself (the letter's line)."""
+
+    noun: str
+    draw: Callable[[Image.Image, ImageDraw.ImageDraw, MarkerBox], None]
+    inner_px: int = 0
+
+
+MARKER_SHAPES: dict[str, MarkerShape] = {
+    "triangle": MarkerShape("triangle", _triangle),
+    "letter": MarkerShape(f"square marked {MARKER_LETTER}", _letter, inner_px=LABEL_LINE_PX),
+}
+
+
 def _draw_marker(img: Image.Image, draw: ImageDraw.ImageDraw, agent: Cell, style: RenderStyle, index: dict) -> None:
     """The agent in the lower middle of its cell, leaving the label and the
     cell's right-hand side (the sample point) showing the cell's type."""
     px, palette = style.cell_px, style.colours
     ar, ac = agent
-    cx, top = ac * px + px // 2, ar * px
-    half, upper, lower = px * 10 // 48, top + px // 3, top + px - px // 8
-    outline = index[palette.agent_outline] if palette.agent_outline else None
-    if style.marker == "triangle":
-        draw.polygon([(cx, upper), (cx - half, lower), (cx + half, lower)], fill=index[palette.agent], outline=outline)
-        return
-    draw.rectangle([cx - half, upper, cx + half, lower], fill=index[palette.agent], outline=outline)
-    scale = max(1, (lower - upper) // (LABEL_LINE_PX + 1))
-    glyph = Image.new("1", (6, LABEL_LINE_PX), 0)
-    ImageDraw.Draw(glyph).text((0, 0), MARKER_LETTER, fill=1, font=_font())
-    glyph = glyph.resize((6 * scale, LABEL_LINE_PX * scale), Image.Resampling.NEAREST)
-    x, y = cx - 3 * scale, (upper + lower) // 2 - LABEL_LINE_PX * scale // 2
-    img.paste(index[palette.agent_ink], (x, y, x + glyph.width, y + glyph.height), glyph)
+    top = ar * px
+    box = MarkerBox(
+        cx=ac * px + px // 2,
+        upper=top + px // 3,
+        lower=top + px - px // 8,
+        half=px * 10 // 48,
+        fill=index[palette.agent],
+        ink=index[palette.agent_ink],
+        outline=index[palette.agent_outline] if palette.agent_outline else None,
+    )
+    MARKER_SHAPES[style.marker].draw(img, draw, box)
 
 
 def render_palette(grid: Sequence[str], agent: Cell | None, style: RenderStyle = PAPER) -> Image.Image:
