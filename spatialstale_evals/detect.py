@@ -13,13 +13,14 @@ from inspect_ai import Task, task
 
 from spatialstale_evals.harness.audit import REQUESTS, AuditOutput
 from spatialstale_evals.harness.detection import DetectionSettings, audit_windows, detection_scorer
-from spatialstale_evals.harness.memory_text import MemoryStyle, check_memory
-from spatialstale_evals.harness.observe import OBSERVATIONS, Modality, check_render, settings_from
+from spatialstale_evals.harness.memory_text import FACTORS, MemoryStyle, check_memory
+from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
 from spatialstale_evals.harness.params import (
     changed,
     check_choice,
     check_positive_int,
     check_unit_interval,
+    pick,
     reject_unknown,
 )
 from spatialstale_evals.harness.samples import InstanceSet
@@ -80,6 +81,7 @@ def detect(
         image_marker: The agent as a ``triangle`` (the paper) or a square marked ``A`` (``letter``).
     """
     reject_unknown(detect, unknown)
+    factors = pick(locals(), (*FACTORS, *IMAGE_PARAMS))  # the memory and image factors, as passed
     check_choice("modality", modality, OBSERVATIONS)
     check_choice("output", output, REQUESTS)
     check_positive_int("batch_size", batch_size)
@@ -88,14 +90,6 @@ def detect(
     instances = InstanceSet.load(dataset, regime)
     first = next(iter(instances.by_id.values()))
     params = {"modality": modality, "batch_size": batch_size, "output": output, "threshold": threshold}
-    factors = {
-        "memory_style": memory_style,
-        "distractors": distractors,
-        "image_labels": image_labels,
-        "image_palette": image_palette,
-        "image_cell_px": image_cell_px,
-        "image_marker": image_marker,
-    }
     check_render(modality, factors, first.height, first.width)
     settings = settings_from(DetectionSettings, params | factors)
     return Task(

@@ -12,6 +12,7 @@ from typing import Any
 from inspect_ai import Task, task
 
 from spatialstale_evals.harness.memory_text import (
+    FACTORS,
     SECTION_FACTORS,
     MemoryFraming,
     MemoryPosition,
@@ -21,12 +22,13 @@ from spatialstale_evals.harness.memory_text import (
 )
 from spatialstale_evals.harness.memory_view import FILTER_MODES, FilterMode
 from spatialstale_evals.harness.navigation import NavigationSettings, navigation_loop, navigation_scorer
-from spatialstale_evals.harness.observe import OBSERVATIONS, Modality, check_render, settings_from
+from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
 from spatialstale_evals.harness.params import (
     NotApplicable,
     changed,
     check_choice,
     check_positive_int,
+    pick,
     reject_unknown,
 )
 from spatialstale_evals.harness.samples import InstanceSet
@@ -140,19 +142,10 @@ def navigate(
         image_marker: The agent as a ``triangle`` (the paper) or a square marked ``A`` (``letter``).
     """
     reject_unknown(navigate, unknown)
+    factors = pick(locals(), (*FACTORS, *IMAGE_PARAMS))  # the memory and image factors, as passed
     check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode)
     check_memory(memory_style, distractors)
     check_framing(memory_framing, memory_position)
-    factors = {
-        "memory_style": memory_style,
-        "memory_framing": memory_framing,
-        "memory_position": memory_position,
-        "distractors": distractors,
-        "image_labels": image_labels,
-        "image_palette": image_palette,
-        "image_cell_px": image_cell_px,
-        "image_marker": image_marker,
-    }
     section = changed(navigate, {k: factors[k] for k in SECTION_FACTORS})
     if section and not STRATEGIES[strategy].shows_memory:
         named = ", ".join(f"{k}={v}" for k, v in section.items())
