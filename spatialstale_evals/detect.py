@@ -12,12 +12,21 @@ from typing import Any
 from inspect_ai import Task, task
 
 from spatialstale_evals.harness.audit import REQUESTS, AuditOutput
-from spatialstale_evals.harness.detection import audit_windows, detection_scorer
-from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
-from spatialstale_evals.harness.params import check_choice, check_positive_int, check_unit_interval, reject_unknown
+from spatialstale_evals.harness.detection import DetectionSettings, audit_windows, detection_scorer
+from spatialstale_evals.harness.memory_text import FACTORS, MemoryStyle, check_memory
+from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
+from spatialstale_evals.harness.params import (
+    changed,
+    check_choice,
+    check_positive_int,
+    check_unit_interval,
+    pick,
+    reject_unknown,
+)
 from spatialstale_evals.harness.samples import InstanceSet
 from spatialstale_evals.metadata import task_version
 from spatialstale_evals.world.regimes import RegimeName
+from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
 
 TASK_VERSION = task_version()
 
@@ -30,6 +39,12 @@ def detect(
     output: AuditOutput = "binary",
     threshold: float = 0.7,
     dataset: str | None = None,
+    memory_style: MemoryStyle = "plain",
+    distractors: int = 0,
+    image_labels: bool = True,
+    image_palette: PaletteName = "paper",
+    image_cell_px: int = CELL_PX,
+    image_marker: Marker = "triangle",
     **unknown: Any,
 ) -> Task:
     """Staleness detection: audit every memory entry against the current grid.
@@ -37,7 +52,8 @@ def detect(
     One sample per instance. L1/L2 have one detection window (after the
     pre-game changes); L3 has one per scheduled event, each a full audit of all
     entries against the cumulative grid, with counts pooled per sample.
-    A parameter this signature does not name is an error.
+    A parameter this signature does not name is an error. The defaults are the
+    paper's protocol.
 
     Args:
         regime: Change regime: ``L1`` (scattered), ``L2`` (clustered), ``L3`` (online)
@@ -51,18 +67,35 @@ def detect(
         threshold: Flag threshold tau for ``continuous`` output (paper's best: 0.7).
         dataset: Dataset folder made by ``spatialstale datasets generate``;
             default the canonical ``spatialstale-v1`` shipped in the package.
+        memory_style: How each entry is written: ``plain`` (the paper's text),
+            ``detailed`` (with its provenance from the exploration walks) or
+            ``confident`` (with an assertion of certainty). README, Factors.
+        distractors: Non-spatial notes mixed into the store (0 to 16), drawn
+            from the seed and audited with the entries; never stale, so a flag
+            on one is a false positive, also counted apart (``distractor_flag_rate``).
+        image_labels: Label each cell with its (row,col) (image modality).
+        image_palette: ``paper``, ``high_contrast`` or ``grayscale`` (which
+            writes each cell's type letter in its label, so needs labels).
+        image_cell_px: Cell size in pixels (48: the paper's 384 px at 8x8); the
+            minimum the labels need is checked.
+        image_marker: The agent as a ``triangle`` (the paper) or a square marked ``A`` (``letter``).
     """
     reject_unknown(detect, unknown)
+    factors = pick(locals(), (*FACTORS, *IMAGE_PARAMS))  # the memory and image factors, as passed
     check_choice("modality", modality, OBSERVATIONS)
     check_choice("output", output, REQUESTS)
     check_positive_int("batch_size", batch_size)
     threshold = check_unit_interval("threshold", threshold)
+    check_memory(memory_style, distractors)
     instances = InstanceSet.load(dataset, regime)
+    first = next(iter(instances.by_id.values()))
     params = {"modality": modality, "batch_size": batch_size, "output": output, "threshold": threshold}
+    check_render(modality, factors, first.height, first.width)
+    settings = settings_from(DetectionSettings, params | factors)
     return Task(
-        dataset=instances.samples("detect", **params),
-        solver=audit_windows(instances, modality, batch_size, output, threshold),
+        dataset=instances.samples("detect", params | factors, params | changed(detect, factors)),
+        solver=audit_windows(instances, settings),
         scorer=detection_scorer(),
         version=TASK_VERSION,
-        metadata={"task_family": "detect", "regime": regime, **params},
+        metadata={"task_family": "detect", "regime": regime, **params, **factors},
     )

@@ -11,15 +11,32 @@ from typing import Any
 
 from inspect_ai import Task, task
 
+from spatialstale_evals.harness.memory_text import (
+    FACTORS,
+    SECTION_FACTORS,
+    MemoryFraming,
+    MemoryPosition,
+    MemoryStyle,
+    check_framing,
+    check_memory,
+)
 from spatialstale_evals.harness.memory_view import FILTER_MODES, FilterMode
-from spatialstale_evals.harness.navigation import navigation_loop, navigation_scorer
-from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
-from spatialstale_evals.harness.params import NotApplicable, check_choice, check_positive_int, reject_unknown
+from spatialstale_evals.harness.navigation import NavigationSettings, navigation_loop, navigation_scorer
+from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
+from spatialstale_evals.harness.params import (
+    NotApplicable,
+    changed,
+    check_choice,
+    check_positive_int,
+    pick,
+    reject_unknown,
+)
 from spatialstale_evals.harness.samples import InstanceSet
 from spatialstale_evals.harness.strategies import STRATEGIES, StrategyName
 from spatialstale_evals.metadata import task_version
 from spatialstale_evals.world.observation import covers_grid
 from spatialstale_evals.world.regimes import RegimeName
+from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
 
 TASK_VERSION = task_version()
 
@@ -62,6 +79,14 @@ def navigate(
     epochs: int = 5,
     view_radius: int | None = None,
     filter_mode: FilterMode = "delete",
+    memory_style: MemoryStyle = "plain",
+    memory_framing: MemoryFraming = "none",
+    memory_position: MemoryPosition = "before",
+    distractors: int = 0,
+    image_labels: bool = True,
+    image_palette: PaletteName = "paper",
+    image_cell_px: int = CELL_PX,
+    image_marker: Marker = "triangle",
     **unknown: Any,
 ) -> Task:
     """Navigation under stale memory: reach the goal with raw, filtered or no memory.
@@ -69,7 +94,7 @@ def navigate(
     One sample per instance, ``epochs`` episodes each. Every decision is one
     ``move(direction)`` tool call; a reply without a valid call gets one greedy
     step toward the goal (counted as a fallback). A parameter this signature
-    does not name is an error.
+    does not name is an error. The defaults are the paper's protocol.
 
     Args:
         regime: Change regime: ``L1`` (scattered), ``L2`` (clustered, the paper's
@@ -98,11 +123,36 @@ def navigate(
             ``delete`` (the paper: not at all), ``mark`` (its claim replaced by
             UNKNOWN) or ``history`` (as written, labelled as contradicted). Only
             for strategies that judge entries.
+        memory_style: How each entry is written: ``plain`` (the paper's text),
+            ``detailed`` (with its provenance from the exploration walks) or
+            ``confident`` (with an assertion of certainty). README, Factors.
+        memory_framing: The system message's line about memory: ``none`` (the
+            paper: no line), ``warn`` (memory may be out of date; the suite's
+            prompts before 2.0) or ``prefer_current`` (trust the observation
+            over a conflicting note).
+        memory_position: The memory section ``before`` the observation (the
+            paper's order) or ``after`` it.
+        distractors: Non-spatial notes mixed into the store (0 to 16), drawn
+            from the seed; never stale.
+        image_labels: Label each cell with its (row,col) (image modality).
+        image_palette: ``paper``, ``high_contrast`` or ``grayscale`` (which
+            writes each cell's type letter in its label, so needs labels).
+        image_cell_px: Cell size in pixels (48: the paper's 384 px at 8x8); the
+            minimum the labels need is checked.
+        image_marker: The agent as a ``triangle`` (the paper) or a square marked ``A`` (``letter``).
     """
     reject_unknown(navigate, unknown)
+    factors = pick(locals(), (*FACTORS, *IMAGE_PARAMS))  # the memory and image factors, as passed
     check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode)
+    check_memory(memory_style, distractors)
+    check_framing(memory_framing, memory_position)
+    section = changed(navigate, {k: factors[k] for k in SECTION_FACTORS})
+    if section and not STRATEGIES[strategy].shows_memory:
+        named = ", ".join(f"{k}={v}" for k, v in section.items())
+        raise NotApplicable(f"{named} acts on the memory section; {strategy} shows no memory")
     instances = InstanceSet.load(dataset, regime)
     first = next(iter(instances.by_id.values()))
+    check_render(modality, factors, first.height, first.width)
     if covers_grid(first.height, first.width, view_radius):  # it sees everything from everywhere: the paper's protocol
         view_radius = None
     params = {
@@ -114,13 +164,12 @@ def navigate(
         "view_radius": view_radius,
         "filter_mode": filter_mode,
     }
+    settings = settings_from(NavigationSettings, params | factors)
     return Task(
-        dataset=instances.samples("navigate", **params),
-        solver=navigation_loop(
-            instances, strategy, modality, batch_size, params["max_steps"], history, view_radius, filter_mode
-        ),
+        dataset=instances.samples("navigate", params | factors, params | changed(navigate, factors)),
+        solver=navigation_loop(instances, settings),
         scorer=navigation_scorer(),
         epochs=epochs,
         version=TASK_VERSION,
-        metadata={"task_family": "navigate", "regime": regime, **params},
+        metadata={"task_family": "navigate", "regime": regime, **params, **factors},
     )

@@ -37,10 +37,33 @@ CHANGED_KEYS = ("valid_safe", "valid_safe_flagged")
 #: navigate samples record ``view_radius`` and ``filter_mode``; the prompt set
 #: is version 1.1, every 1.0 string unchanged, which the call hashes prove);
 #: left out of the metadata hash.
-ADDED_METADATA = ("view_radius", "filter_mode", "prompt_version")
+ADDED_METADATA = (
+    "view_radius",
+    "filter_mode",
+    "prompt_version",
+    # issue 13: the factors (prompts 2.0); at their defaults every prompt is
+    # unchanged but the navigator's framing line, which ``PAPER_ARGS`` restores
+    "memory_style",
+    "memory_framing",
+    "memory_position",
+    "distractors",
+    "image_labels",
+    "image_palette",
+    "image_cell_px",
+    "image_marker",
+)
+#: Count keys added on purpose (issue 13: distractor notes, 0 without them):
+#: left out of the hashes and value comparisons, checked to be 0.
+ADDED_COUNTS = ("distractors", "distractors_flagged")
 #: Keys added to the navigate audit records (issue 12: how many entries a
-#: judgement judged); left out of the score-metadata hash.
-ADDED_SCORE_METADATA = ("judged",)
+#: judgement judged; issue 13: the distractor counts); left out of the
+#: score-metadata hash.
+ADDED_SCORE_METADATA = ("judged", *ADDED_COUNTS)
+#: Arguments every fingerprinted navigate run gets where the task has them:
+#: issue 13 moved the navigator's "memory may be out of date" line out of the
+#: default prompt (the paper has none) into ``memory_framing="warn"``, which
+#: must send the earlier prompts byte for byte.
+PAPER_ARGS = {"navigate": {"memory_framing": "warn"}}
 
 
 def configurations() -> list[tuple[str, str, dict[str, Any]]]:
@@ -128,6 +151,14 @@ def fingerprint(log: Any) -> dict[str, Any]:
     return out
 
 
+def _supported(task: Any, args: dict[str, Any]) -> dict[str, Any]:
+    """The ``args`` the task function has (none on the code before issue 13)."""
+    import inspect
+
+    names = inspect.signature(task).parameters
+    return {k: v for k, v in args.items() if k in names}
+
+
 def run_all(log_dir: str | Path) -> dict[str, Any]:
     from inspect_ai import eval as inspect_eval
 
@@ -138,7 +169,7 @@ def run_all(log_dir: str | Path) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for agent in ("observer", "memory", "random"):
         runs = [(f, m, a) for f, m, a in configurations() if m == agent]
-        tasks = [factories[f](**a) for f, _, a in runs]
+        tasks = [factories[f](**a, **_supported(factories[f], PAPER_ARGS.get(f, {}))) for f, _, a in runs]
         logs = inspect_eval(
             tasks,
             model=f"spatialstale/{agent}",

@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 
 import pytest
-from _fingerprint import CHANGED_KEYS, FIXTURE, run_all
+from _fingerprint import ADDED_COUNTS, CHANGED_KEYS, FIXTURE, run_all
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, resolve_sample_attachments
 
@@ -22,6 +22,8 @@ from spatialstale_evals.navigate import navigate
 
 #: Metrics removed by issue 11: the duplicate of thaw_recall.
 REMOVED_METRICS = {"flag_rate_stale_thaw"}
+#: Metrics added by issue 13 (0 without distractor notes).
+ADDED_METRICS = {"distractor_flag_rate"}
 #: The entries of S (0,0) and G (7,7) on 8x8: SAFE, never stale, no longer in the
 #: valid-SAFE control (SPEC 3: ids are r*W + c, zero-padded to 3 digits).
 START_GOAL_IDS = {"mem_000", f"mem_{7 * 8 + 7:03d}"}
@@ -106,9 +108,10 @@ def test_score_values_are_unchanged_but_for_the_valid_safe_control(before_and_af
     for name, run in before.items():
         for sid, old in run["samples"].items():
             new = after[name]["samples"][sid]
-            assert {k: v for k, v in new["value"].items() if k not in CHANGED_KEYS} == {
+            assert {k: v for k, v in new["value"].items() if k not in CHANGED_KEYS + ADDED_COUNTS} == {
                 k: v for k, v in old["value"].items() if k not in CHANGED_KEYS
             }, f"{name} {sid}"
+            assert all(new["value"].get(k, 0) == 0 for k in ADDED_COUNTS), f"{name} {sid}: no notes, no note counts"
             if "valid_safe" not in old["value"]:
                 continue
             # S and G left the control: two SAFE entries per window, and their flags.
@@ -125,10 +128,13 @@ def test_task_metrics_are_unchanged_but_for_the_named_ones(before_and_after: tup
     for name, run in before.items():
         old, new = run["metrics"], after[name]["metrics"]
         assert set(old) - set(new) == (REMOVED_METRICS & set(old))
-        assert set(new) <= set(old)
+        assert set(new) - set(old) <= ADDED_METRICS
+        assert all(new[m] == 0.0 for m in ADDED_METRICS & set(new)), name
         if "flag_rate_stale_thaw" in old:
             assert old["flag_rate_stale_thaw"] == old["thaw_recall"], "the dropped metric was a duplicate"
         for metric, value in new.items():
+            if metric in ADDED_METRICS:
+                continue
             if metric == "flag_rate_valid_safe":
                 values = [s["value"] for s in after[name]["samples"].values()]
                 den = sum(v["valid_safe"] for v in values)

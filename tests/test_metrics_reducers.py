@@ -68,24 +68,28 @@ def window(
     safe: tuple[int, int] = (0, 0),
     danger: tuple[int, int] = (0, 0),
     parse_failures: int = 0,
+    notes: tuple[int, int] = (0, 0),
 ) -> dict[str, int]:
     """The counts of one audit window as ``audit_windows`` stores them. Each pair is
     (entries of that kind, how many of them the auditor flagged): thawed and frozen
-    entries are stale, SAFE and DANGER entries still true."""
+    entries are stale, SAFE and DANGER entries and distractor notes still true."""
     (stale_thaw, thaw_flagged), (stale_freeze, freeze_flagged) = thaw, freeze
     (valid_safe, safe_flagged), (valid_danger, danger_flagged) = safe, danger
+    (n_notes, notes_flagged) = notes
     return {
         "tp": thaw_flagged + freeze_flagged,
         "fn": stale_thaw - thaw_flagged + stale_freeze - freeze_flagged,
-        "fp": safe_flagged + danger_flagged,
-        "tn": valid_safe - safe_flagged + valid_danger - danger_flagged,
+        "fp": safe_flagged + danger_flagged + notes_flagged,
+        "tn": valid_safe - safe_flagged + valid_danger - danger_flagged + n_notes - notes_flagged,
         "stale_thaw": stale_thaw,
         "thaw_flagged": thaw_flagged,
         "stale_freeze": stale_freeze,
         "freeze_flagged": freeze_flagged,
         "valid_safe": valid_safe,
         "valid_safe_flagged": safe_flagged,
-        "entries": stale_thaw + stale_freeze + valid_safe + valid_danger,
+        "distractors": n_notes,
+        "distractors_flagged": notes_flagged,
+        "entries": stale_thaw + stale_freeze + valid_safe + valid_danger + n_notes,
         "parse_failures": parse_failures,
         "missing": parse_failures,
         "calls": 1,
@@ -96,13 +100,14 @@ def detection_score(*windows: dict[str, int]) -> Score:
     return _score(detection_scorer(), {"detect_windows": list(windows)})
 
 
-# Instance A: one window of 10 entries (2 thawed, 1 frozen, 4 SAFE, 3 DANGER).
+# Instance A: one window of 10 entries (2 thawed, 1 frozen, 4 SAFE, 3 DANGER), and in
+# its second epoch 2 distractor notes, one of them flagged.
 # Instance B: two windows (an L3 instance) of 4 entries each; 1 thawed, 3 frozen, 2 SAFE, 2 DANGER in all.
 DETECTION_EPOCHS = [
     [
         detection_score(window(thaw=(2, 2), freeze=(1, 1), safe=(4, 0), danger=(3, 0))),  # tp 3 fp 0 fn 0: F1 1
-        detection_score(window(thaw=(2, 1), freeze=(1, 0), safe=(4, 1), danger=(3, 0), parse_failures=1)),
-        # ^ tp 1 fp 1 fn 2: F1 2/5
+        detection_score(window(thaw=(2, 1), freeze=(1, 0), safe=(4, 1), danger=(3, 0), parse_failures=1, notes=(2, 1))),
+        # ^ tp 1 fp 2 (one a note) fn 2: F1 2/6
         detection_score(window(thaw=(2, 0), freeze=(1, 1), safe=(4, 2), danger=(3, 1))),  # tp 1 fp 3 fn 2: F1 2/7
     ],
     [
@@ -121,17 +126,18 @@ DETECTION_EPOCHS = [
     ],
 ]
 
-# Sums over the three epochs: A tp 5 fp 4 fn 4, B tp 2 fp 2 fn 10; pooled tp 7 fp 6 fn 14.
+# Sums over the three epochs: A tp 5 fp 5 fn 4, B tp 2 fp 2 fn 10; pooled tp 7 fp 7 fn 14.
 DETECTION_EXPECTED = {
-    "precision": 7 / 13,  # macro would be (5/9 + 2/4) / 2
+    "precision": 7 / 14,  # macro would be (5/10 + 2/4) / 2
     "recall": 7 / 21,  # macro (5/9 + 2/12) / 2
-    "f1": 2 * 7 / (2 * 7 + 6 + 14),
+    "f1": 2 * 7 / (2 * 7 + 7 + 14),
     # per instance, the reducer averages the epochs' own F1; then the mean over instances
-    "f1_mean": ((1 + 2 / 5 + 2 / 7) / 3 + (1 / 3 + 0 + 1 / 3) / 3) / 2,
+    "f1_mean": ((1 + 2 / 6 + 2 / 7) / 3 + (1 / 3 + 0 + 1 / 3) / 3) / 2,
     "thaw_recall": (3 + 1) / (6 + 3),  # thawed flagged / thawed: A 3 of 6, B 1 of 3
     "freeze_recall": (2 + 1) / (3 + 9),  # A 2 of 3, B 1 of 9
     "flag_rate_valid_safe": (3 + 1) / (12 + 6),  # A 3 of 12, B 1 of 6
-    "parse_failure_rate": (1 + 4) / (30 + 24),  # A 1 of 30 entries, B 4 of 24
+    "distractor_flag_rate": 1 / 2,  # the notes flagged / the notes: A 1 of 2
+    "parse_failure_rate": (1 + 4) / (32 + 24),  # A 1 of 32 entries, B 4 of 24
 }
 
 
@@ -207,7 +213,7 @@ def test_every_metric_in_metrics_py_is_checked_here():
 def test_hand_written_scores_hold_the_scorers_keys():
     """The scores come from the real scorers, so every key a metric reads is there."""
     assert DETECTION_EPOCHS[1][0].value["windows"] == 2
-    assert DETECTION_EPOCHS[0][1].value["f1"] == pytest.approx(2 / 5)
+    assert DETECTION_EPOCHS[0][1].value["f1"] == pytest.approx(2 / 6)
     assert NAVIGATION_EPOCHS[0][2].value["steps_if_death"] == 6
     assert NAVIGATION_EPOCHS[0][2].value["steps_if_success"] == 0
 

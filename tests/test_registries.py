@@ -20,15 +20,16 @@ from inspect_ai.log import resolve_sample_attachments
 from spatialstale_evals import cli
 from spatialstale_evals.analysis.logs import DEFAULT_ARGS
 from spatialstale_evals.detect import detect
-from spatialstale_evals.harness import strategies
+from spatialstale_evals.harness import prompts, strategies
 from spatialstale_evals.harness.observe import OBSERVATIONS
 from spatialstale_evals.harness.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Verdict
 from spatialstale_evals.navigate import navigate
-from spatialstale_evals.runs.cost import estimate_navigate, step_prompt_tokens
+from spatialstale_evals.runs.cost import estimate_navigate, navigate_settings, step_prompt_tokens
 from spatialstale_evals.runs.matrix import MatrixSpec
 from spatialstale_evals.world import dataset, regimes
 from spatialstale_evals.world.grid import flip_cells, has_path, mutable_cells
 from spatialstale_evals.world.regimes import REGIMES, Event, Regime
+from spatialstale_evals.world.render import MARKER_SHAPES, PALETTES
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "spatialstale_evals" / "data" / "spatialstale-v1"
@@ -84,12 +85,12 @@ def test_a_strategy_registered_outside_the_package_runs_end_to_end(tmp_path: Pat
     # the run matrix asks the same policy: it makes no model call, so it costs steps only,
     # each step's prompt holding the view the policy leaves
     instances = dataset.load(None, "L1")[:3]
-    low, high = estimate_navigate(instances, toy_strategy, "text", 10, 1)
+    low, high = estimate_navigate(instances, epochs=1, strategy=toy_strategy, modality="text", batch_size=10)
     assert (low.calls, high.calls) == (sum(low_steps(r) for r in _rows("L1")[:3]), 3 * 50)
     for inst in instances:
         sample = next(s for s in log.samples if s.id == inst.id)
         first = next(e for e in sample.events if e.event == "model")
-        assert step_prompt_tokens(inst, STRATEGIES[toy_strategy], "text") == first.output.usage.input_tokens
+        assert step_prompt_tokens(inst, navigate_settings(strategy=toy_strategy)) == first.output.usage.input_tokens
 
 
 def low_steps(row: dict) -> int:
@@ -201,6 +202,8 @@ def test_registering_a_taken_name_or_stream_is_an_error(toy_regime: str) -> None
         regimes.register_regime(Regime(toy_regime, "", stream=98, draw=_toy_draw))
     with pytest.raises(regimes.RegimeError, match="stream 12 is taken"):
         regimes.register_regime(Regime("T8", "", stream=12, draw=_toy_draw))
+    with pytest.raises(regimes.RegimeError, match="stream 2 is taken \\(by the distractor notes\\)"):
+        regimes.register_regime(Regime("T8", "", stream=2, draw=_toy_draw))
     with pytest.raises(ValueError, match="already registered"):
         strategies.register_strategy(type("Again", (MemoryPolicy,), {"name": "omcd", "summary": ""}))
 
@@ -217,6 +220,12 @@ def test_the_literals_name_exactly_the_registered_builtins() -> None:
     assert typing.get_args(_hints(detect)["regime"]) == tuple(REGIMES)
     assert typing.get_args(_hints(navigate)["strategy"]) == tuple(STRATEGIES)
     assert typing.get_args(_hints(navigate)["modality"]) == tuple(OBSERVATIONS)
+    # the factor levels with a table behind them: one entry per level, in the Literal's order
+    assert typing.get_args(_hints(navigate)["memory_framing"]) == tuple(prompts.FRAMINGS)
+    assert typing.get_args(_hints(navigate)["image_palette"]) == tuple(PALETTES)
+    assert typing.get_args(_hints(detect)["image_palette"]) == tuple(PALETTES)
+    assert typing.get_args(_hints(detect)["image_marker"]) == tuple(MARKER_SHAPES)
+    assert typing.get_args(_hints(detect)["memory_style"]) == tuple(prompts.STYLE_SUFFIXES)
 
 
 def _matrix_actions() -> dict:

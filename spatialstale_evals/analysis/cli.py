@@ -1,6 +1,7 @@
 """``spatialstale report``: tables, paired tests and plots from a folder of logs.
 
     spatialstale report logs/matrix --out report/
+    spatialstale report logs/ --out report/ --model-info models.csv   # the trust gap's capability curve
 
 ``add_subcommands(subparsers)`` adds it to an ``argparse`` subparser group; it
 sets ``func`` to a handler that takes the parsed namespace and returns an exit
@@ -24,7 +25,7 @@ def report_command(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            report = build_report(args.log_dir, args.out, alpha=args.alpha)
+            report = build_report(args.log_dir, args.out, alpha=args.alpha, model_info=args.model_info)
         except (FileNotFoundError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -50,6 +51,13 @@ def add_subcommands(subparsers: Any) -> None:
     rp.add_argument("log_dir", type=Path, metavar="LOG_DIR")
     rp.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for REPORT.md and the plots")
     rp.add_argument("--alpha", type=float, default=ALPHA, help=f"significance level of the paired tests ({ALPHA})")
+    rp.add_argument(
+        "--model-info",
+        type=Path,
+        metavar="CSV",
+        help="a model column and one numeric column (parameters, a benchmark score): the trust-gap view plots "
+        "the stale-memory tax against it",
+    )
     rp.add_argument("--quiet", action="store_true", help="do not print the tables")
     rp.set_defaults(func=report_command)
 

@@ -102,6 +102,8 @@ SPECS: dict[str, Spec] = {
         ("valid_safe_n", "valid SAFE N", integer),
         ("flag_rate_valid_safe", "flag rate valid SAFE", f3),
         ("flag_rate_gap", "thaw recall - valid SAFE flag rate", f3),
+        ("distractor_n", "notes N", integer),
+        ("distractor_flag_rate", "flag rate notes", f3),
     ],
     "navigation": [
         ("model", "model", text),
@@ -225,6 +227,24 @@ SPECS: dict[str, Spec] = {
         ("timeout", "timeout %", f1d),
         ("audit_calls", "audit calls / episode", f2d),
     ],
+    "tax": [
+        ("model", "model", text),
+        ("config", "config", text),
+        ("modality", "modality", text),
+        ("regime", "regime", text),
+        ("levels", "memory factors", text),
+        ("capability_measure", "capability measure", text),
+        ("capability", "capability", f3),
+        ("death_no_filter", "death % no_filter", f1d),
+        ("death_no_memory", "death % no_memory", f1d),
+        ("tax_pp", "stale-memory tax (pp)", f1d),
+        ("tax_vs_default_pp", "vs paper defaults (pp)", f1d),
+        ("n_pairs", "seeds", integer),
+        ("pvalue", "p", pval),
+        ("pvalue_holm", "p (Holm)", pval),
+        ("death_on_stale", "death on stale % (no_filter)", f1d),
+        ("note", "note", text),
+    ],
     "inputs": [
         ("file", "log", text),
         ("family", "task", text),
@@ -240,7 +260,7 @@ SPECS: dict[str, Spec] = {
 TITLES = {
     "detection": "Detection: precision / recall / F1 by model x regime x modality",
     "modality": "Detection F1 by modality, averaged over regimes (paper SPEC section 7)",
-    "direction": "Thaw vs freeze recall; flag rate on valid SAFE vs stale-thaw entries",
+    "direction": "Thaw vs freeze recall; flag rate on valid SAFE vs stale-thaw entries, and on notes",
     "navigation": "Navigation: success / death / timeout by model x strategy x regime",
     "gain": f"{paper.AUDITED.upper()} success gain over {paper.BASELINE}",
     "steps": "Mean trajectory length by outcome and strategy",
@@ -249,6 +269,7 @@ TITLES = {
     "path_recall": "Path-conditioned detection recall",
     "benefit": "Benefit: success with and without memory on a clean regime (nothing stale)",
     "safety": "Safety: raw memory against audited, resolved and oracle memory (and their filter modes)",
+    "tax": "Trust gap: the stale-memory tax (death with raw memory minus death without) by memory factor",
     "inputs": "Logs read",
 }
 
@@ -276,6 +297,7 @@ MISSING = {
     "inputs": "No logs of this suite were found.",
     "benefit": "Needs navigate logs of no_filter and no_memory on L0 (same model, config and modality).",
     "safety": "Needs navigate logs of no_filter and of another strategy that shows memory, on a regime with changes.",
+    "tax": "Needs navigate logs of no_filter and no_memory (same model, config and modality) on a regime with changes.",
 }
 
 NOTES = {
@@ -293,6 +315,16 @@ NOTES = {
         "agent that looks before it steps cannot be walked into a hole, so the price shows as timeouts. Each "
         "p (Holm) is the paired test against no_filter, from the Wilcoxon table."
     ),
+    "tax": (
+        "The Memory Trust Gap's headline quantity in SpatialSTALE's terms: how many more episodes end in a "
+        "hole when the agent is shown every entry as written (no_filter) than when it is shown none (no_memory), "
+        "on the same seeds. 'memory factors' are the levels of memory_style, memory_framing, memory_position and "
+        "distractors (README, Factors); no_memory runs each framing level with the other factors at their "
+        "defaults (it has no memory section). p: two-sided paired Wilcoxon signed-rank test on the exact "
+        "per-seed death rates (as in the Wilcoxon table); p (Holm): adjusted over the factor levels of one "
+        "(model, config, modality, regime) cell. With --model-info the table adds the capability column and "
+        "tax_vs_capability.png plots the tax against it."
+    ),
     "detection": (
         "Pooled: counts summed over all entries, windows, seeds and epochs (micro). Mean +- sd: per seed "
         "(averaged over its epochs), then mean and sample sd over seeds, as the paper reports. A seed's F1 is "
@@ -304,7 +336,8 @@ NOTES = {
         "Thaw = F->H (a SAFE claim over a new hole: a miss kills); freeze = H->F. The thaw recall is the flag "
         "rate on stale-thaw entries; beside the flag rate on still-valid SAFE entries (over frozen ice: S and G "
         "are SAFE too but can never go stale, so they are not counted) it is the paper's Figure 4 control: a "
-        "gap near 0 means the auditor is not looking at the observation."
+        "gap near 0 means the auditor is not looking at the observation. Notes: the distractor notes of "
+        "-T distractors=K, which can never be stale ('-' without notes); every flag on one is a false positive."
     ),
     "navigation": (
         "Rates over episodes (each seed x epoch once). Paper values (SPEC section 7) appear where the model "

@@ -38,6 +38,7 @@ from inspect_ai.analysis import EvalColumn, SampleColumn, evals_df, samples_df
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
 from spatialstale_evals import task_functions
+from spatialstale_evals.harness.memory_text import FACTORS, SECTION_FACTORS
 from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.harness.samples import INSTANCE_KEY
 from spatialstale_evals.metadata import task_version
@@ -65,12 +66,20 @@ ARM_ARGS = ("filter_mode",)
 #: Arguments a task may normalise, recording the value it ran with in its
 #: metadata: a view radius that covers the grid is full observability (None).
 EFFECTIVE_ARGS = ("view_radius",)
+#: What a log of an earlier task version ran with but could not record, by
+#: (family, version): every navigator prompt before 3-A carried the line that
+#: ``memory_framing=warn`` now sends (README, Changelog 3-A).
+IMPLIED_ARGS: dict[tuple[str, str], dict[str, Any]] = {
+    ("navigate", version): {"memory_framing": "warn"} for version in ("1-A", "2-A")
+}
 
 
 def effective_args(log: EvalLog) -> dict[str, Any]:
-    """The task arguments as the task ran them (``EFFECTIVE_ARGS`` from its metadata)."""
+    """The task arguments as the task ran them: ``EFFECTIVE_ARGS`` from its
+    metadata, ``IMPLIED_ARGS`` of its task version where it names none."""
     args, meta = dict(log.eval.task_args or {}), log.eval.metadata or {}
-    return args | {k: meta[k] for k in EFFECTIVE_ARGS if k in args and k in meta}
+    implied = IMPLIED_ARGS.get((str(suite_family(log)), str(log.eval.task_version)), {})
+    return implied | args | {k: meta[k] for k in EFFECTIVE_ARGS if k in args and k in meta}
 
 
 def arm(task_args: dict[str, Any]) -> str | None:
@@ -343,12 +352,33 @@ def _records(row: Any, samples: pd.DataFrame, seen: set[tuple[str, int]]) -> lis
             rec["instance"] = json.loads(s.instance)
         else:
             rec["strategy"] = arm(task_args)
+            rec |= factor_levels(task_args, row)
             rec.update(value)
             rec["outcome"] = detail.get("outcome")
             rec["trajectory"] = detail.get("trajectory") or []
             rec["death_cell"] = detail.get("death_cell")
         out.append(rec)
     return out
+
+
+def factor_levels(task_args: dict[str, Any], row: Any) -> dict[str, Any]:
+    """A navigate episode's memory factors (``harness.memory_text.FACTORS``):
+    ``levels``, the non-default ones as a label ('' at the paper's);
+    ``levels_no_memory``, the same with the memory-section factors at their
+    defaults (what ``no_memory`` runs with it); and ``base_config``, its
+    configuration without them (the trust-gap view compares levels within it)."""
+    fixed = DEFAULT_ARGS["navigate"]
+    levels = {k: task_args.get(k, fixed[k]) for k in FACTORS}
+
+    def label(skip: tuple[str, ...] = ()) -> str:
+        return ", ".join(f"{k}={_fmt(v)}" for k, v in levels.items() if v != fixed[k] and k not in skip)
+
+    rest = {k: v for k, v in task_args.items() if k not in FACTORS}
+    return {
+        "levels": label(),
+        "levels_no_memory": label(SECTION_FACTORS),
+        "base_config": config_label("navigate", rest, json.loads(row.roles), row.task_version),
+    }
 
 
 def load(log_dir: str | Path) -> LogSet:

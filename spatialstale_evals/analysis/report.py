@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from spatialstale_evals import TASKS, paper
-from spatialstale_evals.analysis import inference, plots, tables, trust
+from spatialstale_evals.analysis import gap, inference, plots, tables, trust
 from spatialstale_evals.analysis import logs as logs_mod
 from spatialstale_evals.analysis.layout import MAIN_TABLES, MISSING, NOTES, SPECS, TITLES, Spec
 
@@ -100,7 +100,9 @@ def _inputs_table(evals: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def compute_tables(logset: logs_mod.LogSet, alpha: float = paper.ALPHA) -> dict[str, pd.DataFrame]:
+def compute_tables(
+    logset: logs_mod.LogSet, alpha: float = paper.ALPHA, model_info: pd.DataFrame | None = None
+) -> dict[str, pd.DataFrame]:
     det, nav = logset.detect, logset.navigate
     detection = tables.detection_table(det)
     navigation = tables.navigation_table(nav)
@@ -115,6 +117,7 @@ def compute_tables(logset: logs_mod.LogSet, alpha: float = paper.ALPHA) -> dict[
         "wilcoxon": tests,
         "benefit": trust.benefit_table(navigation, tests),
         "safety": trust.safety_table(navigation, tests),
+        "tax": gap.tax_table(nav, alpha, model_info),
         "correlation": inference.correlation_table(det, nav),
         "path_recall": inference.path_recall_table(det, nav),
         "inputs": _inputs_table(logset.evals),
@@ -143,6 +146,7 @@ def render_markdown(
         ("Detection", ("detection", "modality", "direction")),
         ("Navigation", ("navigation", "gain", "steps")),
         ("Memory that matters", ("benefit", "safety")),
+        ("Trust gap", ("tax",)),
         ("Statistics", ("wilcoxon", "correlation", "path_recall")),
     ]
     for heading, names in sections:
@@ -163,12 +167,17 @@ def render_markdown(
     return "\n".join(lines), rendered
 
 
-def build_report(log_dir: str | Path, out_dir: str | Path, alpha: float = paper.ALPHA) -> Report:
-    """Read ``log_dir``, write ``out_dir/REPORT.md`` and the PNG plots, return the tables."""
+def build_report(
+    log_dir: str | Path, out_dir: str | Path, alpha: float = paper.ALPHA, model_info: str | Path | None = None
+) -> Report:
+    """Read ``log_dir``, write ``out_dir/REPORT.md`` and the PNG plots, return
+    the tables. ``model_info``: a CSV of a capability per model
+    (``analysis.gap.read_model_info``) for the trust-gap view."""
     began = time.perf_counter()
     log_dir, out_dir = Path(log_dir), Path(out_dir)
+    info = gap.read_model_info(model_info) if model_info is not None else None
     logset = logs_mod.load(log_dir)
-    report_tables = compute_tables(logset, alpha)
+    report_tables = compute_tables(logset, alpha, info)
     out_dir.mkdir(parents=True, exist_ok=True)
     plot_files = [
         p
@@ -176,6 +185,7 @@ def build_report(log_dir: str | Path, out_dir: str | Path, alpha: float = paper.
             plots.f1_by_regime(report_tables["detection"], out_dir / "f1_by_regime.png"),
             plots.outcomes_by_strategy(report_tables["navigation"], out_dir / "outcomes_by_strategy.png"),
             plots.trajectory_lengths(logset.navigate, out_dir / "trajectory_lengths.png"),
+            plots.tax_vs_capability(report_tables["tax"], out_dir / "tax_vs_capability.png"),
         )
         if p is not None
     ]

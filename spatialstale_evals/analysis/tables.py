@@ -160,7 +160,8 @@ def modality_table(detection: pd.DataFrame) -> pd.DataFrame:
 def direction_table(det: pd.DataFrame) -> pd.DataFrame:
     """Thaw vs freeze recall, and the paper's "is it looking at the
     observation" control: the flag rate on still-valid SAFE entries (over
-    frozen ice) beside the thaw recall (the flag rate on stale-thaw entries)."""
+    frozen ice) beside the thaw recall (the flag rate on stale-thaw entries);
+    and the flag rate on distractor notes, which can never be stale."""
     if det.empty:
         return pd.DataFrame()
     rows = []
@@ -185,6 +186,8 @@ def direction_table(det: pd.DataFrame) -> pd.DataFrame:
                 "valid_safe_n": int(c.valid_safe),
                 "flag_rate_valid_safe": safe,
                 "flag_rate_gap": thaw - safe,
+                "distractor_n": int(c.distractors),
+                "distractor_flag_rate": nan(metrics.distractor_flag_rate_of(c)),
             }
         )
     return sort_table(pd.DataFrame(rows))

@@ -33,7 +33,8 @@ RAW = "no_filter"
 CELL = ["model", "config", "modality"]
 
 
-def _clean(regime: str) -> bool:
+def is_clean(regime: str) -> bool:
+    """Whether ``regime`` changes nothing (L0): memory's benefit is measured there, its tax elsewhere."""
     entry = REGIMES.get(regime)
     return bool(entry and entry.clean)
 
@@ -52,7 +53,7 @@ def _p(tests: pd.DataFrame, cell: dict[str, Any], regime: str, metric: str, a: s
 def _cells(navigation: pd.DataFrame, clean: bool) -> list[tuple[dict[str, Any], str, pd.DataFrame]]:
     out = []
     for key, g in navigation.groupby([*CELL, "regime"], sort=False):
-        if _clean(key[-1]) == clean:
+        if is_clean(key[-1]) == clean:
             out.append((dict(zip(CELL, key[:-1])), key[-1], g.set_index("strategy")))
     return out
 

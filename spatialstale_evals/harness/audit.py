@@ -18,7 +18,7 @@ from inspect_ai.model import (
 )
 
 from spatialstale_evals.harness import prompts
-from spatialstale_evals.harness.observe import observation_parts, user_message
+from spatialstale_evals.harness.observe import Observation, observation_parts, user_message
 from spatialstale_evals.harness.parsing import Judgement, parse_audit_reply
 from spatialstale_evals.world.grid import UNSEEN, Cell
 from spatialstale_evals.world.memory import MemoryEntry
@@ -56,7 +56,7 @@ def audit_messages(
     grid: Sequence[str],
     agent: Cell,
     batch: Sequence[MemoryEntry],
-    modality: str,
+    modality: str | Observation,
     output: str,
 ) -> list[ChatMessage]:
     parts = observation_parts(grid, agent, modality, "audit")
@@ -79,7 +79,7 @@ async def audit_entries(
     agent: Cell,
     entries: Sequence[MemoryEntry],
     *,
-    modality: str,
+    modality: str | Observation,
     batch_size: int,
     output: str = "binary",
     threshold: float | None = None,

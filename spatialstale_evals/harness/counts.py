@@ -28,6 +28,8 @@ CONFUSION_KEYS = (
     "freeze_flagged",
     "valid_safe",
     "valid_safe_flagged",
+    "distractors",
+    "distractors_flagged",
 )
 PARSE_KEYS = (
     "parse_failures",
@@ -87,6 +89,8 @@ class DetectionCounts(Counts):
     freeze_flagged: float = 0
     valid_safe: float = 0
     valid_safe_flagged: float = 0
+    distractors: float = 0
+    distractors_flagged: float = 0
     entries: float = 0
     parse_failures: float = 0
 
@@ -109,7 +113,10 @@ def confusion(
 ) -> dict[str, int]:
     """Entry-level counts of one audit window against the truth (``labels``:
     entry id -> thaw / freeze / None). The valid-SAFE control counts only
-    entries over frozen cells: S and G are SAFE too but can never go stale."""
+    entries over frozen cells: S and G are SAFE too but can never go stale.
+    A distractor note is never stale: a flag on it is a false positive, also
+    counted apart (``distractors_flagged``), so the counts over cell entries
+    are the rest."""
     counts = dict.fromkeys(CONFUSION_KEYS, 0)
     for entry in memory:
         kind, hit = labels.get(entry.id), entry.id in flagged
@@ -120,6 +127,9 @@ def confusion(
         elif kind == FREEZE:
             counts["stale_freeze"] += 1
             counts["freeze_flagged"] += hit
+        elif entry.is_note:
+            counts["distractors"] += 1
+            counts["distractors_flagged"] += hit
         elif entry.claim == SAFE and g0[entry.row][entry.col] == FROZEN:
             counts["valid_safe"] += 1
             counts["valid_safe_flagged"] += hit

@@ -3,6 +3,7 @@ instance with the shared audit, then score entry-level confusion counts."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai.model import Model, get_model
@@ -11,27 +12,48 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from spatialstale_evals.harness.audit import audit_entries
 from spatialstale_evals.harness.counts import PARSE_KEYS, confusion, detection_value
+from spatialstale_evals.harness.memory_text import MemoryStyle, written
 from spatialstale_evals.harness.metrics import DETECTION_METRICS
+from spatialstale_evals.harness.observe import Observation, observation
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
 from spatialstale_evals.world.instance import Instance, Window
+from spatialstale_evals.world.render import RenderStyle
 
 #: Store key of the per-window records the scorer reads.
 WINDOWS_KEY = "detect_windows"
 
 
-async def audit_window(
-    model: Model, instance: Instance, window: Window, modality: str, batch_size: int, output: str, threshold: float
-) -> dict[str, Any]:
-    """One window's verdicts and counts against its truth."""
+@dataclass(frozen=True)
+class DetectionSettings:
+    """Everything a detect task fixes for its samples: its parameters, as
+    validated by the task. No defaults here: they are the task's
+    (``harness.params.defaults``), in one place."""
+
+    modality: str
+    batch_size: int
+    output: str
+    threshold: float
+    memory_style: MemoryStyle
+    distractors: int
+    render: RenderStyle
+
+    @property
+    def observation(self) -> Observation:
+        return observation(self.modality, self.render)
+
+
+async def audit_window(model: Model, instance: Instance, window: Window, settings: DetectionSettings) -> dict[str, Any]:
+    """One window's verdicts and counts against its truth (``instance`` as
+    this run writes its store: its window labels cover the distractor notes)."""
     result = await audit_entries(
         model,
         window.grid,
         (0, 0),
         instance.memory,
-        modality=modality,
-        batch_size=batch_size,
-        output=output,
-        threshold=threshold,
+        modality=settings.observation,
+        batch_size=settings.batch_size,
+        output=settings.output,
+        threshold=settings.threshold,
         label=f"audit step {window.step}",
     )
     return {
@@ -46,22 +68,23 @@ async def audit_window(
 
 
 @solver
-def audit_windows(instances: InstanceSet, modality: str, batch_size: int, output: str, threshold: float) -> Solver:
+def audit_windows(instances: InstanceSet, settings: DetectionSettings) -> Solver:
     """Run the shared audit on every detection window (one for L1/L2, one per
     L3 event) and keep the verdicts for the scorer."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        instance = instances.begin(state)
+        canonical = instances.begin(state)
+        instance = written(canonical, settings.memory_style, settings.distractors)  # the store as this run writes it
         model = get_model()
         records: list[dict[str, Any]] = []
         try:
             for window in instance.windows:
-                records.append(await audit_window(model, instance, window, modality, batch_size, output, threshold))
+                records.append(await audit_window(model, instance, window, settings))
         finally:
             # Also when an Inspect limit (tokens, time, messages) stops the
             # audit: Inspect still scores the sample, on the windows finished.
             state.store.set(WINDOWS_KEY, records)
-            record_instance(state, instance)
+            record_instance(state, canonical)
         state.output.completion = f"{sum(len(r['flagged']) for r in records)} flags over {len(records)} window(s)"
         return state
 

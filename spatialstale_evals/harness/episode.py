@@ -3,6 +3,7 @@ fallback move, and the record the scorer reads."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +12,7 @@ from spatialstale_evals.harness.memory_view import Decision, Note
 from spatialstale_evals.world.env import DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import ACTIONS, Cell, Grid
 from spatialstale_evals.world.instance import Instance
+from spatialstale_evals.world.memory import MemoryEntry
 from spatialstale_evals.world.observation import in_view, visible_grid
 from spatialstale_evals.world.staleness import change_kind
 
@@ -33,14 +35,24 @@ def greedy_direction(agent: Cell, goal: Cell) -> str:
     return "RIGHT" if dc > 0 else "LEFT"
 
 
+def due_entries(
+    memory: Sequence[MemoryEntry], agent: Cell, radius: int | None, judged: Set[tuple[str, int]], epoch: int
+) -> tuple[MemoryEntry, ...]:
+    """The entries a judgement at ``agent`` is due to judge: not yet judged
+    since the world last changed (at ``epoch``), whose cell is in view (a
+    distractor note, about no cell, always is). The loop and the cost
+    estimate both ask this."""
+    return tuple(e for e in memory if (e.is_note or in_view(agent, e.cell, radius)) and (e.id, epoch) not in judged)
+
+
 @dataclass
 class Episode:
     """One episode's live state and record.
 
     ``view_radius`` None is the paper's full observability. ``epoch`` is the
     step the world last changed at (0 before any event); ``judged`` holds the
-    (cell, epoch) pairs already judged, so an entry is judged again only when
-    its cell is in view after a change. ``decisions`` and ``decided_at`` are
+    (entry id, epoch) pairs already judged, so an entry is judged again only
+    when its cell is in view after a change. ``decisions`` and ``decided_at`` are
     the latest verdict on each entry; ``ledger`` what the agent has seen of
     each cell and when (the runtime resolver's evidence).
     """
@@ -49,7 +61,7 @@ class Episode:
     view: list[Note]
     view_radius: int | None = None
     epoch: int = 0
-    judged: set[tuple[Cell, int]] = field(default_factory=set)
+    judged: set[tuple[str, int]] = field(default_factory=set)
     decisions: dict[str, Decision] = field(default_factory=dict)
     decided_at: dict[str, int] = field(default_factory=dict)
     ledger: dict[Cell, tuple[str, int]] = field(default_factory=dict)

@@ -57,7 +57,8 @@ def note(entry: MemoryEntry, decision: Decision, mode: FilterMode, step: int | N
     if mode == "delete":
         return None
     if mode == "mark":
-        return Note(entry, prompts.FILTER_MARK.format(id=entry.id, row=entry.row, col=entry.col), "marked")
+        marked = prompts.FILTER_MARK_NOTE if entry.is_note else prompts.FILTER_MARK
+        return Note(entry, marked.format(id=entry.id, row=entry.row, col=entry.col), "marked")
     return Note(entry, entry.text + prompts.FILTER_HISTORY.format(step=step), "history")
 
 

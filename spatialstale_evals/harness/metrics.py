@@ -107,6 +107,17 @@ def flag_rate_valid_safe() -> Metric:
     return pooled(flag_rate_valid_safe_of, DetectionCounts)
 
 
+def distractor_flag_rate_of(c: DetectionCounts) -> float | None:
+    return ratio(c.distractors_flagged, c.distractors)
+
+
+@metric
+def distractor_flag_rate() -> Metric:
+    """How often a distractor note (``distractors``, never stale) is flagged;
+    each such flag is also one of the false positives of ``precision``."""
+    return pooled(distractor_flag_rate_of, DetectionCounts)
+
+
 def parse_failure_rate_of(c: DetectionCounts) -> float | None:
     return ratio(c.parse_failures, c.entries)
 
@@ -217,6 +228,7 @@ DETECTION_METRICS = [
     thaw_recall(),
     freeze_recall(),
     flag_rate_valid_safe(),
+    distractor_flag_rate(),
     parse_failure_rate(),
 ]
 NAVIGATION_METRICS = [

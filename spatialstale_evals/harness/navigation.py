@@ -36,14 +36,16 @@ from spatialstale_evals.harness.counts import confusion, f1_from_counts
 from spatialstale_evals.harness.episode import (
     LIMIT,
     Episode,
+    due_entries,
     episode_record,
     greedy_direction,
     score_explanation,
     score_value,
 )
+from spatialstale_evals.harness.memory_text import MemoryFraming, MemoryPosition, MemoryStyle, system_prompt, written
 from spatialstale_evals.harness.memory_view import FilterMode
 from spatialstale_evals.harness.metrics import NAVIGATION_METRICS
-from spatialstale_evals.harness.observe import OBSERVATIONS, observation_parts, user_message
+from spatialstale_evals.harness.observe import Observation, observation, observation_parts, user_message
 from spatialstale_evals.harness.parsing import parse_move
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
 from spatialstale_evals.harness.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
@@ -51,6 +53,7 @@ from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import ACTIONS, goal_of
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import MemoryEntry
+from spatialstale_evals.world.render import RenderStyle
 
 #: Store key of the episode record the scorer reads.
 EPISODE_RECORD_KEY = "episode"
@@ -73,26 +76,31 @@ MOVE_TOOL = ToolInfo(
 )
 
 
-def step_message(episode: Episode, modality: str, policy: MemoryPolicy) -> ChatMessageUser:
-    """Memory view first, then the observation, then the position line: what
-    changes least comes first, so providers' prefix caches can reuse it."""
+def step_message(
+    episode: Episode, modality: str | Observation, policy: MemoryPolicy, position: MemoryPosition = "before"
+) -> ChatMessageUser:
+    """The memory view, the observation (after a partial-observability line),
+    then the position line. By default memory comes first: what changes least
+    comes first, so providers' prefix caches can reuse it (``position``)."""
     agent, goal = episode.agent, goal_of(episode.grid)
-    parts: list[Content] = []
+    memory: list[Content] = []
     if policy.shows_memory:
-        memory = (
+        text = (
             prompts.NAVIGATE_MEMORY.format(count=len(episode.view), entries="\n".join(n.text for n in episode.view))
             if episode.view
             else prompts.NAVIGATE_MEMORY_EMPTY
         )
-        parts.append(ContentText(text=memory))
+        memory.append(ContentText(text=text))
+    seen: list[Content] = []
     if episode.view_radius is not None:
-        unseen = OBSERVATIONS[modality].unseen
-        parts.append(ContentText(text=prompts.NAVIGATE_PARTIAL.format(radius=episode.view_radius, unseen=unseen)))
-    parts += observation_parts(episode.seen, agent, modality, "navigate")
-    text = prompts.NAVIGATE_STEP.format(
+        unseen = observation(modality).unseen
+        seen.append(ContentText(text=prompts.NAVIGATE_PARTIAL.format(radius=episode.view_radius, unseen=unseen)))
+    seen += observation_parts(episode.seen, agent, modality, "navigate")
+    step = prompts.NAVIGATE_STEP.format(
         row=agent[0], col=agent[1], goal_row=goal[0], goal_col=goal[1], steps_left=episode.steps_left
     )
-    return user_message([*parts, ContentText(text=text)])
+    parts = [*memory, *seen] if position == "before" else [*seen, *memory]
+    return user_message([*parts, ContentText(text=step)])
 
 
 def audit_record(episode: Episode, instance: Instance, reason: str, verdict: Verdict) -> dict[str, Any]:
@@ -130,19 +138,17 @@ class Navigation:
     episode: Episode
     navigator: Model
     auditor: Model
-    modality: str
-    batch_size: int
-    history: int
-    filter_mode: FilterMode = "delete"
-    system: ChatMessage = field(default_factory=lambda: ChatMessageSystem(content=prompts.NAVIGATE_SYSTEM))
+    settings: NavigationSettings
     turns: list[list[ChatMessage]] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.system: ChatMessage = ChatMessageSystem(content=system_prompt(self.settings.memory_framing))
+
     def due(self) -> tuple[MemoryEntry, ...]:
-        """Entries whose cell is in view and not yet judged since the world last changed."""
+        """Entries not yet judged since the world last changed whose cell is in
+        view (a distractor note, about no cell, always is)."""
         episode = self.episode
-        return tuple(
-            e for e in self.instance.memory if episode.in_view(e.cell) and (e.cell, episode.epoch) not in episode.judged
-        )
+        return due_entries(self.instance.memory, episode.agent, episode.view_radius, episode.judged, episode.epoch)
 
     async def judge(self, moment: Moment, reason: str) -> None:
         """Let the policy judge the store now, if it does at this moment, and
@@ -157,8 +163,8 @@ class Navigation:
             seen=episode.seen,
             agent=episode.agent,
             auditor=self.auditor,
-            modality=self.modality,
-            batch_size=self.batch_size,
+            modality=self.settings.observation,
+            batch_size=self.settings.batch_size,
             reason=reason,
             step=episode.env.steps,
             epoch=episode.epoch,
@@ -169,22 +175,24 @@ class Navigation:
         verdict = await self.policy.judge(request)
         if verdict is None:
             return
-        episode.judged.update((e.cell, episode.epoch) for e in request.due)
+        episode.judged.update((e.id, episode.epoch) for e in request.due)
         if verdict.resolutions:
             episode.resolutions.extend(verdict.resolutions)
             transcript().info({"resolutions": verdict.resolutions}, source=self.policy.name)
         changed = episode.decide(verdict.decisions, verdict.steps)
         episode.audit_tokens += verdict.tokens
         episode.audit_calls += verdict.calls
-        episode.view = self.policy.view(instance.memory, episode.decisions, self.filter_mode, episode.decided_at)
+        mode = self.settings.filter_mode
+        episode.view = self.policy.view(instance.memory, episode.decisions, mode, episode.decided_at)
         if moment != "view" or verdict.calls or changed:  # every window's judgement, and every one that did something
             episode.audits.append(audit_record(episode, instance, reason, verdict))
 
     async def decide(self) -> tuple[ChatMessageUser, ChatMessageAssistant]:
         """Show the navigator this step's prompt; its reply."""
-        user = step_message(self.episode, self.modality, self.policy)
+        s = self.settings
+        user = step_message(self.episode, s.observation, self.policy, s.memory_position)
         output = await self.navigator.generate(
-            model_input(self.system, self.turns, user, self.history),
+            model_input(self.system, self.turns, user, self.settings.history),
             tools=[MOVE_TOOL],
             tool_choice="auto",
             config=GenerateConfig(parallel_tool_calls=False),
@@ -247,31 +255,47 @@ class Navigation:
             await self.judge("event", f"event at step {self.episode.env.steps}")
 
 
+@dataclass(frozen=True)
+class NavigationSettings:
+    """Everything a navigate task fixes for its episodes: its parameters, as
+    validated by the task (``view_radius`` already None when it covers the
+    grid; ``max_steps`` None for each instance's own budget). No defaults
+    here: they are the task's (``harness.params.defaults``), in one place."""
+
+    strategy: str
+    modality: str
+    batch_size: int
+    max_steps: int | None
+    history: int
+    view_radius: int | None
+    filter_mode: FilterMode
+    memory_style: MemoryStyle
+    memory_framing: MemoryFraming
+    memory_position: MemoryPosition
+    distractors: int
+    render: RenderStyle
+
+    @property
+    def observation(self) -> Observation:
+        return observation(self.modality, self.render)
+
+
 @solver
-def navigation_loop(
-    instances: InstanceSet,
-    strategy: str,
-    modality: str,
-    batch_size: int,
-    max_steps: int,
-    history: int,
-    view_radius: int | None = None,
-    filter_mode: FilterMode = "delete",
-) -> Solver:
+def navigation_loop(instances: InstanceSet, settings: NavigationSettings) -> Solver:
     """Play one episode: build the strategy's memory view, then ask the model
-    for one ``move`` per step until success, death or the step budget.
-    ``view_radius`` must already be None when it covers the grid."""
-    policy = STRATEGIES[strategy]
+    for one ``move`` per step until success, death or the step budget."""
+    policy, s = STRATEGIES[settings.strategy], settings
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        instance = instances.begin(state)
-        env = DynamicFrozenLakeEnv(instance, max_steps=max_steps)
+        canonical = instances.begin(state)
+        instance = written(canonical, s.memory_style, s.distractors)  # the store as this run writes it
+        env = DynamicFrozenLakeEnv(instance, max_steps=s.max_steps or instance.max_steps)
         env.reset()
-        episode = Episode(env=env, view=policy.view(instance.memory, {}), view_radius=view_radius)
+        episode = Episode(env=env, view=policy.view(instance.memory, {}), view_radius=s.view_radius)
         episode.trajectory.append(list(env.agent))
         navigator = get_model()
         auditor = get_model(role="auditor", default=navigator)
-        run = Navigation(instance, policy, episode, navigator, auditor, modality, batch_size, history, filter_mode)
+        run = Navigation(instance, policy, episode, navigator, auditor, s)
         try:
             episode.observe()
             await run.judge("start", "start")
@@ -281,8 +305,8 @@ def navigation_loop(
         finally:
             # Also when an Inspect limit (tokens, time, messages) stops the
             # episode: Inspect still scores the sample (outcome "limit").
-            state.store.set(EPISODE_RECORD_KEY, episode_record(episode, instance))
-            record_instance(state, instance)
+            state.store.set(EPISODE_RECORD_KEY, episode_record(episode, canonical))
+            record_instance(state, canonical)
         state.output.completion = f"{env.outcome or LIMIT} after {env.steps} steps"
         return state
 

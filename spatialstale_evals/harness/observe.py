@@ -7,26 +7,27 @@ data URI, so the log embeds it and ``inspect view`` shows it, with a caption
 naming the renderer's own colours) and reads it back from a prompt, which is
 how the scripted agents see what a model sees: through the module that wrote
 it. Adding a modality or a rendering option is the renderer plus one entry in
-``OBSERVATIONS``.
+``OBSERVATIONS``; a rendering style (``world.render.RenderStyle``, the tasks'
+``image_*`` parameters) configures an option (``observation``).
 """
 
 from __future__ import annotations
 
 import base64
-import io
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from functools import lru_cache
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from inspect_ai.model import ChatMessageUser, Content, ContentImage, ContentText
-from PIL import Image
 
 from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.params import NotApplicable, check_choice, check_positive_int
 from spatialstale_evals.world.grid import UNSEEN, Cell, Grid, goal_of
 from spatialstale_evals.world.observation import parse_text_observation, position_line, text_observation
-from spatialstale_evals.world.render import AGENT_MARKER, CELL_PX, COLOUR_NAMES, decode_grid, render_png
+from spatialstale_evals.world.render import MARKERS, PALETTES, PAPER, RenderStyle, decode_grid, render_png
 
+T = TypeVar("T")
 #: The built-in observation options, the vocabulary of the tasks' ``modality``.
 Modality = Literal["text", "image"]
 #: Who looks at the observation: the auditor or the navigator (their captions differ).
@@ -54,6 +55,11 @@ class Observation(Protocol):
         """The grid this option wrote into ``prompt``, or None if it wrote none."""
         ...
 
+    def configured(self, style: RenderStyle) -> Observation:
+        """This option drawing in ``style`` (``NotApplicable`` for a style that
+        is not the default on an option that draws nothing)."""
+        ...
+
 
 class TextObservation:
     """The SPEC's exact text observation: one line per row, then the position line."""
@@ -70,50 +76,118 @@ class TextObservation:
         except ValueError:
             return None
 
+    def configured(self, style: RenderStyle) -> Observation:
+        if style != PAPER:
+            raise NotApplicable("the image_* options need modality=image; the text observation draws nothing")
+        return self
 
+
+@dataclass(frozen=True)
 class ImageObservation:
-    """The rendered PNG (SPEC section 4) after a caption that gives its colour key.
-    Position and goal travel as text (the navigator's step line; the audit
-    caption's position line)."""
+    """The rendered PNG (SPEC section 4), drawn in ``style`` (SPEC 8.5), after
+    a caption that gives its colour key, marker and labels in the style's own
+    words. Position and goal travel as text (the navigator's step line; the
+    audit caption's position line)."""
 
+    style: RenderStyle = PAPER
     name = "image"
-    unseen = "are painted grey"
+
+    @property
+    def unseen(self) -> str:
+        return f"are painted {self.style.colours.names[UNSEEN]}"
 
     def caption(self, grid: Sequence[str], agent: Cell, role: Role) -> str:
-        """The colour key (fog grey only when some cell is out of view), the
-        marker, and for an audit the agent/goal line."""
+        """The colour key (fog only when some cell is out of view), the marker,
+        the labels, and for an audit the agent/goal line."""
         partial = any(UNSEEN in row for row in grid)
+        names = self.style.colours.names
         kinds = [k for k in prompts.CELL_MEANINGS if k != UNSEEN or partial]
-        colours = ", ".join(f"{COLOUR_NAMES[k]} = {prompts.CELL_MEANINGS[k]}" for k in kinds)
-        goal = goal_of(grid)
+        colours = ", ".join(f"{names[k]} = {prompts.CELL_MEANINGS[k]}" for k in kinds)
+        labels = prompts.IMAGE_LABELS[
+            "none" if not self.style.labels else "type_letters" if self.style.colours.type_letters else "coordinates"
+        ]
+        words = {"colours": colours, "marker": self.style.marker_words, "labels": labels}
         if role == "audit":
-            template = prompts.AUDIT_OBSERVATION_IMAGE
-            return template.format(colours=colours, marker=AGENT_MARKER, position=position_line(agent, goal))
-        return prompts.NAVIGATE_OBSERVATION_IMAGE.format(colours=colours, marker=AGENT_MARKER)
+            return prompts.AUDIT_OBSERVATION_IMAGE.format(**words, position=position_line(agent, goal_of(grid)))
+        return prompts.NAVIGATE_OBSERVATION_IMAGE.format(**words)
 
     def parts(self, grid: Sequence[str], agent: Cell, role: Role) -> list[Content]:
-        return [ContentText(text=self.caption(grid, agent, role)), ContentImage(image=png_data_uri(tuple(grid), agent))]
+        image = png_data_uri(tuple(grid), agent, self.style)
+        return [ContentText(text=self.caption(grid, agent, role)), ContentImage(image=image)]
 
     def read(self, prompt: Prompt) -> Grid | None:
+        """The grid from the pixels alone, whatever the style (``decode_grid``)."""
         if not prompt.images:
             return None
-        png = base64.b64decode(prompt.images[0].split(",", 1)[1])
-        img = Image.open(io.BytesIO(png))
-        return decode_grid(png, img.height // CELL_PX, img.width // CELL_PX)
+        return decode_grid(base64.b64decode(prompt.images[0].split(",", 1)[1]))
+
+    def configured(self, style: RenderStyle) -> Observation:
+        return ImageObservation(style)
 
 
 OBSERVATIONS: dict[str, Observation] = {obs.name: obs for obs in (TextObservation(), ImageObservation())}
 
 
+def observation(modality: str | Observation, style: RenderStyle = PAPER) -> Observation:
+    """The observation option ``modality`` (a name, or an option already
+    configured) drawing in ``style``; the tasks build theirs once from their
+    parameters (``NotApplicable`` for image options on text)."""
+    if not isinstance(modality, str):
+        return modality
+    return OBSERVATIONS[modality].configured(style)
+
+
+#: The tasks' rendering parameters and the ``RenderStyle`` fields they set.
+IMAGE_PARAMS = {
+    "image_labels": "labels",
+    "image_palette": "palette",
+    "image_cell_px": "cell_px",
+    "image_marker": "marker",
+}
+
+
+_IMAGE_FIELDS = {param: next(f for f in fields(RenderStyle) if f.name == name) for param, name in IMAGE_PARAMS.items()}
+
+
+def style_of(args: Mapping[str, Any]) -> RenderStyle:
+    """The rendering style named by task arguments (``image_*``; absent ones at their defaults), unchecked."""
+    return RenderStyle(**{field: args[param] for param, field in IMAGE_PARAMS.items() if param in args})
+
+
+def settings_from(cls: type[T], args: Mapping[str, Any]) -> T:
+    """A task's settings dataclass (its fields named as the task's parameters,
+    and ``render``) from task arguments, unchecked; absent ones at their
+    defaults (the run matrix's cost estimate builds what the task would)."""
+    names = {f.name for f in fields(cls)} - {"render"}  # type: ignore[arg-type]
+    return cls(**{k: v for k, v in args.items() if k in names}, render=style_of(args))
+
+
+def check_render(modality: str, args: Mapping[str, Any], height: int, width: int) -> RenderStyle:
+    """The rendering style of a task's ``image_*`` arguments, checked: a clear
+    error for a bad value or a style that cannot draw a ``height`` x ``width``
+    grid (with the minimum cell size), ``NotApplicable`` for a style on text."""
+    check_choice("modality", modality, OBSERVATIONS)
+    labels, palette, cell_px, marker = (args.get(p, f.default) for p, f in _IMAGE_FIELDS.items())
+    if not isinstance(labels, bool):
+        raise ValueError(f"image_labels must be true or false; got {labels!r}")
+    check_choice("image_palette", palette, PALETTES)
+    check_choice("image_marker", marker, MARKERS)
+    check_positive_int("image_cell_px", cell_px)
+    style = style_of(args)
+    observation(modality, style)  # NotApplicable on text first: a matrix skips it, whatever the size
+    style.validate(height, width)
+    return style
+
+
 @lru_cache(maxsize=4096)
-def png_data_uri(grid: tuple[str, ...], agent: Cell) -> str:
-    """Rendered once per distinct (grid, agent): episodes revisit states often."""
-    return "data:image/png;base64," + base64.b64encode(render_png(grid, agent)).decode("ascii")
+def png_data_uri(grid: tuple[str, ...], agent: Cell, style: RenderStyle = PAPER) -> str:
+    """Rendered once per distinct (grid, agent, style): episodes revisit states often."""
+    return "data:image/png;base64," + base64.b64encode(render_png(grid, agent, style)).decode("ascii")
 
 
-def observation_parts(grid: Sequence[str], agent: Cell, modality: str, role: Role) -> list[Content]:
+def observation_parts(grid: Sequence[str], agent: Cell, modality: str | Observation, role: Role) -> list[Content]:
     """The parts that show the current grid in ``modality`` to ``role``."""
-    return OBSERVATIONS[modality].parts(grid, agent, role)
+    return observation(modality).parts(grid, agent, role)
 
 
 def read_grid(prompt: Prompt) -> Grid:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, get_args, get_origin
 
 
@@ -73,3 +73,16 @@ def choices(task: Callable[..., Any], name: str) -> tuple[Any, ...]:
 def defaults(task: Callable[..., Any]) -> dict[str, Any]:
     """Every parameter's default value."""
     return {n: p.default for n, p in parameters(task).items() if p.default is not inspect.Parameter.empty}
+
+
+def pick(values: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """The ``names`` that ``values`` has, in the order of ``names`` (a task's
+    factor arguments out of its ``locals()``, with no hand-written copy)."""
+    return {name: values[name] for name in names if name in values}
+
+
+def changed(task: Callable[..., Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``values`` that differ from the task's defaults (what a sample's
+    input names of the factors, so a default run's samples read as before)."""
+    fixed = defaults(task)
+    return {k: v for k, v in values.items() if k not in fixed or v != fixed[k]}

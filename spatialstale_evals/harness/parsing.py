@@ -19,7 +19,15 @@ from spatialstale_evals.world.grid import ACTIONS
 
 TRUE_WORDS = {"true", "yes", "y", "1", "stale", "t"}
 FALSE_WORDS = {"false", "no", "n", "0", "valid", "f", "not stale", "fresh"}
-_ID = re.compile(r"mem[_\- ]?(\d+)", re.IGNORECASE)
+#: An entry id as a model may write it (``mem_021``, ``MEM-21``, ``note 3``):
+#: matched by its kind and number, so ``mem_3`` and ``note_03`` stay apart.
+_ID = re.compile(r"(mem|note)[_\- ]?(\d+)", re.IGNORECASE)
+
+
+def _id_key(match: re.Match[str]) -> tuple[str, int]:
+    return match.group(1).lower(), int(match.group(2))
+
+
 _REFUSAL = re.compile(
     r"\b(I\s*(?:can(?:'|no)?t|cannot|won'?t|am unable|'m unable|am not able|'m not able)|"
     r"I'm sorry|I am sorry|unable to (?:help|assist|comply|determine)|as an ai)\b",
@@ -168,14 +176,14 @@ def parse_audit_reply(
     by_number = {}
     for eid in expected_ids:
         match = _ID.fullmatch(eid)
-        by_number[int(match.group(1)) if match else eid] = eid
+        by_number[_id_key(match) if match else eid] = eid
     parsed = ParsedAudit()
     objects = _objects(_FENCE.sub("", text))
     seen: set[str] = set()
     for obj in objects:
         raw_id = obj.get("memory_id", obj.get("id", obj.get("entry_id")))
         match = _ID.search(str(raw_id)) if raw_id is not None else None
-        eid = by_number.get(int(match.group(1))) if match else None
+        eid = by_number.get(_id_key(match)) if match else None
         if eid is None:
             parsed.unknown_ids.append(str(raw_id))
             continue

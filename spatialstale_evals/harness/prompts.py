@@ -8,20 +8,24 @@ in every sample's metadata) and the task version.
 The exact SPEC formats that are not prompts live beside the code that writes
 and reads them: the memory entry text in ``world/memory.py``, the text
 observation in ``world/observation.py``. Image captions name the colours the
-renderer uses (``world/render.py``, ``COLOUR_NAMES``), filled in by
+renderer uses (``world/render.py``, each palette's ``names``), filled in by
 ``harness/observe.py``. Readers of these strings (the scripted agents) parse
 them with patterns made from the templates themselves (``template_pattern``).
 
 1.1 added the strings of ``view_radius`` and ``filter_mode`` (and the
-resolver's label); every 1.0 string is unchanged, so every prompt sent without
-those parameters is the same as under 1.0 (``tests/test_determinism.py``).
+resolver's label). 2.0 moved the navigator's "memory notes may be out of date"
+line out of its default system message into ``memory_framing=warn`` (the
+paper's protocol has no such line) and added the strings of the other
+factors (memory styles and framings, the marked note, the image captions'
+label sentence); with ``memory_framing="warn"`` and the other factors at
+their defaults every 1.1 prompt is sent unchanged (``tests/test_determinism.py``).
 """
 
 from __future__ import annotations
 
 import re
 
-PROMPT_VERSION = "1.1"
+PROMPT_VERSION = "2.0"
 
 #: What each cell type is, in the colour key of an image caption (``?`` only
 #: in an image with cells out of view).
@@ -50,7 +54,7 @@ TEXT_OBSERVATION = "Current observation:\n{observation}"
 #: The caption of the image in an audit: the colour key, then the agent/goal line.
 AUDIT_OBSERVATION_IMAGE = (
     "Current observation: the image shows the grid. Colours: {colours}; the {marker} marks "
-    "the agent. Each cell is labelled with its (row,col) in its top-left corner.\n{position}"
+    "the agent. {labels}\n{position}"
 )
 
 AUDIT_BINARY = """\
@@ -70,14 +74,23 @@ Reply with a JSON list holding exactly one object per entry above, in any order:
 "staleness" is your probability from 0.0 (certainly valid) to 1.0 (certainly stale).
 Reply with the JSON only."""
 
-NAVIGATE_SYSTEM = """\
+#: The navigator's system message: the rules, then the framing line of
+#: ``memory_framing`` (none by default: the paper gives the navigator no rule
+#: about memory), then how to act.
+NAVIGATE_RULES = """\
 You control an agent on a frozen lake, a grid of cells addressed as (row, col), row 0 at the top.
 Cell types: S = start, F = frozen ice (safe), H = hole (stepping in ends the episode: you lose),
 G = goal (reach it to win). UP decreases the row, DOWN increases it, LEFT decreases the column,
-RIGHT increases it; a move off the grid leaves you in place and still costs a step.
-The lake can change over time, and memory notes written in the past may be out of date.
+RIGHT increases it; a move off the grid leaves you in place and still costs a step."""
+NAVIGATE_TURN = """\
 Each turn, choose exactly one move by calling the tool `move` once with direction UP, DOWN,
 LEFT or RIGHT."""
+#: ``memory_framing`` (SPEC 8.4): the line between the rules and the turn.
+FRAMINGS: dict[str, str | None] = {
+    "none": None,
+    "warn": "The lake can change over time, and memory notes written in the past may be out of date.",
+    "prefer_current": "If a memory note conflicts with what you observe now, trust the observation.",
+}
 
 NAVIGATE_STEP = """\
 Your position: ({row},{col}). Goal: ({goal_row},{goal_col}). Steps left: {steps_left}.
@@ -85,12 +98,33 @@ Call `move` with your next direction."""
 
 #: The caption of the image in a navigation step.
 NAVIGATE_OBSERVATION_IMAGE = (
-    "Current observation: the image shows the lake. Colours: {colours}; the {marker} is you. "
-    "Each cell is labelled with its (row,col) in its top-left corner."
+    "Current observation: the image shows the lake. Colours: {colours}; the {marker} is you. {labels}"
 )
+#: The image captions' sentence on the cell labels (``image_labels``, and a
+#: palette that writes each cell's type letter).
+IMAGE_LABELS = {
+    "coordinates": "Each cell is labelled with its (row,col) in its top-left corner.",
+    "type_letters": "Each cell is labelled with its (row,col) in its top-left corner and its type letter below it.",
+    "none": "Cells are not labelled: row 0 is the top row, column 0 the leftmost column.",
+}
 
 NAVIGATE_MEMORY = "Memory notes ({count}):\n{entries}"
 NAVIGATE_MEMORY_EMPTY = "Memory notes: none remain."
+
+# -- how memory is written (``memory_style``, SPEC 8.4) ----------------------------
+
+#: What each style appends to an entry: (for a cell the walks stood on,
+#: formatted with ``times``, ``walks``, ``total``, ``walk``, ``step``; for a
+#: cell no walk reached, filled in). ``detailed``: the entry's provenance, from
+#: the exploration it was written from; ``confident``: an assertion of certainty.
+STYLE_SUFFIXES: dict[str, tuple[str, str]] = {
+    "plain": ("", ""),
+    "detailed": (
+        " (explored: seen {times} times on {walks} of the {total} walks, first on walk {walk} at step {step})",
+        " (explored: never visited; filled in without a visit)",
+    ),
+    "confident": (" (certain: confirmed by {walks} of the {total} walks)", " (certain)"),
+}
 
 # -- partial observability (``view_radius``, SPEC 8.1) -----------------------------
 
@@ -107,6 +141,8 @@ AUDIT_PARTIAL = "Cells shown as ? are out of view; every entry below is about a 
 
 #: ``mark``: the claim of a contradicted entry replaced by an unknown marker.
 FILTER_MARK = "[{id}] UNKNOWN at ({row},{col}): this note was found out of date; what the cell is now is unknown"
+#: ``mark`` for a distractor note (it has no cell).
+FILTER_MARK_NOTE = "[{id}] UNKNOWN: this note was found out of date"
 #: ``history``: appended to a contradicted entry, kept as written.
 FILTER_HISTORY = " [out of date: contradicted by what was seen at step {step}]"
 #: Appended to an entry the runtime resolver has not seen the cell of (``resolve``).

@@ -43,8 +43,8 @@ class InstanceSet:
         folder = Path(dataset).name if dataset is not None else world_dataset.DATASET_VERSION
         return cls(f"{folder}/{regime}", {inst.id: inst for inst in instances})
 
-    def samples(self, task: str, **params: Any) -> MemoryDataset:
-        return instance_samples(list(self.by_id.values()), task, **params)
+    def samples(self, task: str, params: Mapping[str, Any], listed: Mapping[str, Any] | None = None) -> MemoryDataset:
+        return instance_samples(list(self.by_id.values()), task, params, listed)
 
     def begin(self, state: TaskState) -> Instance:
         """The sample's instance; also records which episode is running (``EPISODE_KEY``)."""
@@ -57,12 +57,16 @@ def window_truth(instance: Instance) -> list[dict[str, Any]]:
     return [{"step": w.step, "thaw": w.thaw, "freeze": w.freeze} for w in instance.windows]
 
 
-def instance_samples(instances: Sequence[Instance], task: str, **params: Any) -> MemoryDataset:
-    listed = ", ".join(f"{k}={v}" for k, v in params.items())
+def instance_samples(
+    instances: Sequence[Instance], task: str, params: Mapping[str, Any], listed: Mapping[str, Any] | None = None
+) -> MemoryDataset:
+    """One sample per instance, its metadata holding every parameter and its
+    input naming ``listed`` (default: every parameter)."""
+    named = ", ".join(f"{k}={v}" for k, v in (params if listed is None else listed).items())
     samples = [
         Sample(
             id=inst.id,
-            input=SAMPLE_INPUT.format(task=task, instance_id=inst.id, params=listed),
+            input=SAMPLE_INPUT.format(task=task, instance_id=inst.id, params=named),
             metadata={
                 "instance_id": inst.id,
                 "regime": inst.regime,

@@ -50,7 +50,7 @@ from spatialstale_evals.world.grid import (
     neighbours,
     shortest_path,
 )
-from spatialstale_evals.world.memory import DANGER, ENTRY_PATTERN
+from spatialstale_evals.world.memory import DANGER, ENTRY_PATTERN, NOTE_PATTERN
 from spatialstale_evals.world.observation import parse_position_line
 from spatialstale_evals.world.staleness import hazard
 
@@ -105,7 +105,9 @@ def _rng(seed: int, *parts: object) -> random.Random:
 
 
 def audit_reply(policy: str, prompt: Prompt, seed: int = 0, salt: object = None) -> str:
-    """A JSON audit of every entry in the prompt."""
+    """A JSON audit of every entry in the prompt: a cell entry judged against
+    the grid the policy reads, a distractor note (about no cell) as valid by
+    every policy but ``random``, which flips a coin on everything."""
     continuous = _CONTINUOUS in prompt.text
     rng = _rng(seed, salt, prompt.text)
     grid = read_grid(prompt) if policy != "random" else None
@@ -123,6 +125,10 @@ def audit_reply(policy: str, prompt: Prompt, seed: int = 0, salt: object = None)
             item["confidence"] = 1.0
         item["reasoning"] = f"({r},{c}) is {'not ' if not stale else ''}changed"
         items.append(item)
+    for match in NOTE_PATTERN.finditer(prompt.text):
+        stale = grid is None and rng.random() < 0.5
+        verdict = {"staleness": float(stale)} if continuous else {"is_stale": stale, "confidence": 1.0}
+        items.append({"memory_id": match["id"], **verdict, "reasoning": "a note about no cell"})
     return json.dumps(items)
 
 

@@ -34,6 +34,7 @@ from inspect_ai.model import Model
 
 from spatialstale_evals.harness.audit import audit_entries
 from spatialstale_evals.harness.memory_view import Decision, FilterMode, Note, build_view
+from spatialstale_evals.harness.observe import Observation
 from spatialstale_evals.world.grid import Cell, Grid
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import DANGER, MemoryEntry
@@ -58,7 +59,7 @@ class JudgeRequest:
     seen: Grid
     agent: Cell
     auditor: Model
-    modality: str
+    modality: str | Observation
     batch_size: int
     reason: str
     step: int
@@ -225,7 +226,9 @@ class Resolve(MemoryPolicy):
     """The runtime resolver (SPEC 8.3): no model call. The authority is the
     observation, the provenance the step it was made: an entry whose cell the
     agent has seen is resolved against the latest sighting; an entry whose
-    cell it has not seen stays as written, labelled unverified."""
+    cell it has not seen stays as written, labelled unverified. A
+    distractor note is about no cell: nothing can resolve it, and nothing
+    needs to (it makes no claim the lake can change); it stays as written."""
 
     name = "resolve"
     summary = "every entry resolved against what the agent has observed this episode (no model call)"
@@ -238,6 +241,9 @@ class Resolve(MemoryPolicy):
     async def judge(self, request: JudgeRequest) -> Verdict | None:
         verdict = Verdict()
         for entry in request.instance.memory:
+            if entry.is_note:
+                verdict.decisions[entry.id] = "keep"
+                continue
             sighting = request.ledger.get(entry.cell)
             if sighting is None:
                 decision: Decision = "unverified"

@@ -57,9 +57,24 @@ def _key_value(text: str) -> tuple[str, Any]:
     return key, _yaml(value)
 
 
+def _named_none(name: str) -> bool:
+    """Whether some task has a choice called ``none`` for ``name`` (``memory_framing=none``):
+    then ``none`` is that choice, not None."""
+    for task in FAMILIES.values():
+        try:
+            if "none" in choices(task, name):
+                return True
+        except (KeyError, TypeError):  # not a parameter of this task, or not a Literal
+            continue
+    return False
+
+
 def _factor(text: str) -> tuple[str, list[Any]]:
     name, values = _split(text)
-    return name, [None if v.lower() == "none" else _yaml(v) for v in (v.strip() for v in values.split(",")) if v]
+    keep = _named_none(name)
+    return name, [
+        None if v.lower() == "none" and not keep else _yaml(v) for v in (v.strip() for v in values.split(",")) if v
+    ]
 
 
 def _models(values: list[str]) -> list[str]:

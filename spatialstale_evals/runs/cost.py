@@ -10,7 +10,9 @@ the ``move`` tool, with the view the policy leaves and every earlier turn
 bounds; its audits are the ones the strategy's policy says it makes
 (``judges`` at ``start``, at each ``view`` under partial observability and
 after each ``event``; ``audit_batch_size``), so the estimate cannot drift
-from what the loop does.
+from what the loop does. Both estimates take the task's settings (its
+factors: the store as written with its style and notes, the framing, the
+rendering) from the task's own arguments (``settings_from``).
 """
 
 from __future__ import annotations
@@ -19,14 +21,19 @@ import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from inspect_ai.model import ChatMessageSystem
 
-from spatialstale_evals.harness import prompts
+from spatialstale_evals import task_functions
 from spatialstale_evals.harness.audit import audit_messages, batches
-from spatialstale_evals.harness.episode import Episode
-from spatialstale_evals.harness.memory_view import Decision, FilterMode
-from spatialstale_evals.harness.navigation import MOVE_TOOL, step_message
+from spatialstale_evals.harness.detection import DetectionSettings
+from spatialstale_evals.harness.episode import Episode, due_entries
+from spatialstale_evals.harness.memory_text import system_prompt, written
+from spatialstale_evals.harness.memory_view import Decision
+from spatialstale_evals.harness.navigation import MOVE_TOOL, NavigationSettings, step_message
+from spatialstale_evals.harness.observe import Observation, settings_from
+from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.harness.provider import count_input_tokens, count_text_tokens, last_prompt
 from spatialstale_evals.harness.scripted import audit_reply
 from spatialstale_evals.harness.strategies import MOMENTS, STRATEGIES, JudgeRequest, MemoryPolicy, Moment
@@ -34,7 +41,7 @@ from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import Cell, Grid, goal_of, shortest_path, start_of
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import MemoryEntry
-from spatialstale_evals.world.observation import covers_grid, in_view, visible_grid
+from spatialstale_evals.world.observation import covers_grid, visible_grid
 
 #: Output of one ``move`` call as the scripted provider counts it (the longest direction).
 MOVE_OUTPUT_TOKENS = count_text_tokens("move" + json.dumps({"direction": "RIGHT"}))
@@ -57,22 +64,43 @@ class Cost:
         return Cost(self.calls * k, self.input_tokens * k, self.output_tokens * k)
 
 
-def audit_cost(grid: Grid, memory: Sequence[MemoryEntry], modality: str, batch_size: int, agent: Cell = (0, 0)) -> Cost:
+def audit_cost(
+    grid: Grid,
+    memory: Sequence[MemoryEntry],
+    modality: str | Observation,
+    batch_size: int,
+    agent: Cell = (0, 0),
+    output: str = "binary",
+) -> Cost:
     """One audit of ``memory`` against ``grid`` in batches of ``batch_size``."""
     total = Cost()
     for batch in batches(memory, batch_size):
-        messages = audit_messages(grid, agent, batch, modality, "binary")
+        messages = audit_messages(grid, agent, batch, modality, output)
         reply = audit_reply("observer", last_prompt(messages))
         total += Cost(1, count_input_tokens(messages, []), count_text_tokens(reply))
     return total
 
 
-def estimate_detect(instances: Sequence[Instance], modality: str, batch_size: int) -> Cost:
-    """Exact: every window of every instance, audited in batches."""
+def detect_settings(**args: Any) -> DetectionSettings:
+    """The settings of the detect task of these arguments (the rest at the task's defaults)."""
+    return settings_from(DetectionSettings, defaults(task_functions()["detect"]) | args)
+
+
+def navigate_settings(**args: Any) -> NavigationSettings:
+    """The settings of the navigate task of these arguments (the rest at the
+    task's defaults; ``max_steps`` None: each instance's budget)."""
+    return settings_from(NavigationSettings, defaults(task_functions()["navigate"]) | args)
+
+
+def estimate_detect(instances: Sequence[Instance], **args: Any) -> Cost:
+    """Exact: every window of every instance, audited in batches, for the
+    detect task of these arguments (``modality``, ``batch_size``, its factors)."""
+    s = detect_settings(**args)
     total = Cost()
-    for inst in instances:
+    for canonical in instances:
+        inst = written(canonical, s.memory_style, s.distractors)
         for window in inst.windows:
-            total += audit_cost(window.grid, inst.memory, modality, batch_size)
+            total += audit_cost(window.grid, inst.memory, s.observation, s.batch_size, output=s.output)
     return total
 
 
@@ -83,9 +111,9 @@ def start_decisions(inst: Instance, policy: MemoryPolicy, radius: int | None) ->
     if not policy.judges("start", inst, 0):
         return {}
     grid, agent = inst.grid, (0, 0)
-    due = tuple(e for e in inst.memory if in_view(agent, e.cell, radius))
+    due = due_entries(inst.memory, agent, radius, set(), 0)
     if policy.audit_batch_size(len(inst.memory), 1) is None:
-        ledger = {e.cell: (grid[e.row][e.col], 0) for e in due}
+        ledger = {e.cell: (grid[e.row][e.col], 0) for e in due if not e.is_note}
         request = JudgeRequest(
             instance=inst,
             grid=grid,
@@ -106,20 +134,25 @@ def start_decisions(inst: Instance, policy: MemoryPolicy, radius: int | None) ->
     return {e.id: "contradicted" if labels[e.id] else "keep" for e in due}
 
 
-def step_prompt_tokens(
-    inst: Instance, policy: MemoryPolicy, modality: str, radius: int | None = None, mode: FilterMode = "delete"
-) -> int:
-    """Input tokens of one navigation step (system prompt, the memory view the
-    policy leaves at the start shown in ``mode``, observation, position, tool)."""
+def step_prompt_tokens(inst: Instance, settings: NavigationSettings, radius: int | None = None) -> int:
+    """Input tokens of one navigation step of ``inst`` (its store as written):
+    system prompt, the memory view the policy leaves at the start, observation,
+    position, tool."""
+    s, policy = settings, STRATEGIES[settings.strategy]
     env = DynamicFrozenLakeEnv(inst)
     env.reset()
-    view = policy.view(inst.memory, start_decisions(inst, policy, radius), mode, {})
+    view = policy.view(inst.memory, start_decisions(inst, policy, radius), s.filter_mode, {})
     episode = Episode(env, view, view_radius=radius)
-    messages = [ChatMessageSystem(content=prompts.NAVIGATE_SYSTEM), step_message(episode, modality, policy)]
+    messages = [
+        ChatMessageSystem(content=system_prompt(s.memory_framing)),
+        step_message(episode, s.observation, policy, s.memory_position),
+    ]
     return count_input_tokens(messages, [MOVE_TOOL])
 
 
-def episode_audits(inst: Instance, policy: MemoryPolicy, modality: str, batch_size: int, horizon: int) -> Cost:
+def episode_audits(
+    inst: Instance, policy: MemoryPolicy, modality: str | Observation, batch_size: int, horizon: int
+) -> Cost:
     """The model audits of one episode that lasts ``horizon`` steps: before the
     first step, and after every scheduled event that fires before the end."""
     size = policy.audit_batch_size(len(inst.memory), batch_size)
@@ -135,7 +168,12 @@ def episode_audits(inst: Instance, policy: MemoryPolicy, modality: str, batch_si
 
 
 def walk_audits(
-    inst: Instance, policy: MemoryPolicy, modality: str, batch_size: int, path: Sequence[Cell], radius: int
+    inst: Instance,
+    policy: MemoryPolicy,
+    modality: str | Observation,
+    batch_size: int,
+    path: Sequence[Cell],
+    radius: int,
 ) -> Cost:
     """The model audits of an episode that walks ``path`` seeing ``radius``
     around it: at each moment the policy judges, the entries in view not yet
@@ -143,13 +181,13 @@ def walk_audits(
     size = policy.audit_batch_size(len(inst.memory), batch_size)
     if size is None or not path:
         return Cost()
-    events, judged, epoch, total = {e.step for e in inst.events}, set(), 0, Cost()
+    events, judged, epoch, total = {e.step for e in inst.events}, set[tuple[str, int]](), 0, Cost()
 
     def audit(moment: Moment, step: int, pos: Cell) -> Cost:
         if not policy.judges(moment, inst, epoch):
             return Cost()
-        due = [e for e in inst.memory if in_view(pos, e.cell, radius) and (e.cell, epoch) not in judged]
-        judged.update((e.cell, epoch) for e in due)
+        due = due_entries(inst.memory, pos, radius, judged, epoch)
+        judged.update((e.id, epoch) for e in due)
         return audit_cost(visible_grid(inst.grid_at(step), pos, radius), due, modality, size, pos) if due else Cost()
 
     total += audit("start", 0, path[0])
@@ -174,38 +212,32 @@ def prompt_tokens(per_step: int, steps: int, history: int) -> int:
     return per_step * sum(1 + min(history, k) for k in range(steps))
 
 
-def estimate_navigate(
-    instances: Sequence[Instance],
-    strategy: str,
-    modality: str,
-    batch_size: int,
-    epochs: int,
-    view_radius: int | None = None,
-    filter_mode: FilterMode = "delete",
-    history: int = 0,
-    max_steps: int | None = None,
-) -> tuple[Cost, Cost]:
-    """(low, high): low = every episode walks a shortest path of the true grid
-    (what a perfect agent costs); high = every episode uses its whole budget.
-    Under partial observability the audits of the low bound are those of that
-    walk; the high bound audits every entry alone once per window it judges."""
-    policy = STRATEGIES[strategy]
+def estimate_navigate(instances: Sequence[Instance], *, epochs: int, **args: Any) -> tuple[Cost, Cost]:
+    """(low, high) for ``epochs`` episodes per instance of the navigate task of
+    these arguments (``strategy``, ``modality``, ``batch_size``, its factors):
+    low = every episode walks a shortest path of the true grid (what a perfect
+    agent costs); high = every episode uses its whole budget. Under partial
+    observability the audits of the low bound are those of that walk; the
+    high bound audits every entry alone once per window it judges."""
+    s = navigate_settings(**args)
+    policy, obs, batch_size = STRATEGIES[s.strategy], s.observation, s.batch_size
     low = high = Cost()
-    for inst in instances:
-        radius = None if covers_grid(inst.height, inst.width, view_radius) else view_radius
-        per_step = step_prompt_tokens(inst, policy, modality, radius, filter_mode)
+    for canonical in instances:
+        inst = written(canonical, s.memory_style, s.distractors)
+        radius = None if covers_grid(inst.height, inst.width, s.view_radius) else s.view_radius
+        per_step = step_prompt_tokens(inst, s, radius)
         path = shortest_path(inst.grid, start_of(inst.grid), goal_of(inst.grid)) or []
-        budget = max_steps or inst.max_steps
+        budget = s.max_steps or inst.max_steps
         shortest = min(max(len(path) - 1, 1), budget)
         if radius is None:
-            audits_low = episode_audits(inst, policy, modality, batch_size, shortest)
-            audits_high = episode_audits(inst, policy, modality, batch_size, budget)
+            audits_low = episode_audits(inst, policy, obs, batch_size, shortest)
+            audits_high = episode_audits(inst, policy, obs, batch_size, budget)
         else:
-            audits_low = walk_audits(inst, policy, modality, batch_size, path, radius)
-            each = audit_cost(inst.grid, inst.memory, modality, 1) if policy.audit_batch_size(1, 1) else Cost()
+            audits_low = walk_audits(inst, policy, obs, batch_size, path, radius)
+            each = audit_cost(inst.grid, inst.memory, obs, 1) if policy.audit_batch_size(1, 1) else Cost()
             audits_high = each * len(judged_windows(inst, policy, budget))
         for steps, audits, bound in ((shortest, audits_low, "low"), (budget, audits_high, "high")):
-            walk = Cost(steps, prompt_tokens(per_step, steps, history), steps * MOVE_OUTPUT_TOKENS)
+            walk = Cost(steps, prompt_tokens(per_step, steps, s.history), steps * MOVE_OUTPUT_TOKENS)
             cost = (walk + audits) * epochs
             low, high = (low + cost, high) if bound == "low" else (low, high + cost)
     return low, high

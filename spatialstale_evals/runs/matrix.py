@@ -181,7 +181,7 @@ def _detect_tasks(
         task = _planned("detect", args, factors, len(instances), 1, skipped)
         if task is not None:
             if estimate:
-                task.cost = task.cost_min = estimate_detect(instances, modality, spec.batch_size)
+                task.cost = task.cost_min = estimate_detect(instances, **args, **factors)
             planned.append(task)
     return planned
 
@@ -204,9 +204,7 @@ def _navigate_tasks(
         task = _planned("navigate", args, factors, len(instances), spec.epochs, skipped)
         if task is not None:
             if estimate:
-                task.cost_min, task.cost = estimate_navigate(
-                    instances, strategy, modality, spec.batch_size, spec.epochs, **factors
-                )
+                task.cost_min, task.cost = estimate_navigate(instances, **args, **factors)
             planned.append(task)
     return planned
 

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
 
 from spatialstale_evals.world.grid import Grid, generate_grid, validate_grid, validate_size
-from spatialstale_evals.world.memory import MemoryEntry, build_memory
+from spatialstale_evals.world.memory import MemoryEntry, build_memory, distractor_notes, mix, walk_visits
 from spatialstale_evals.world.regimes import (
     STREAM_GRID,
     STREAM_MEMORY,
+    STREAM_NOTES,
     Event,
     get_regime,
     grid_after_events,
@@ -88,6 +89,20 @@ class Instance:
         return tuple(
             Window(step, grid, stale_labels(self.memory, self.g0, grid)) for step, grid in rule(self.grid, self.events)
         )
+
+    @cached_property
+    def visits(self) -> dict[tuple[int, int], list[tuple[int, int]]]:
+        """The exploration the memory was written from, replayed from the seed:
+        cell -> every (walk, step) on it (``world.memory.walk_visits``)."""
+        return walk_visits(self.g0, _rng(self.seed, STREAM_MEMORY))
+
+    def with_notes(self, count: int) -> Instance:
+        """The instance with ``count`` distractor notes mixed into its store,
+        drawn from the seed (the same notes, at the same places, every run)."""
+        if not count:
+            return self
+        rng = _rng(self.seed, STREAM_NOTES)
+        return replace(self, memory=tuple(mix(self.memory, distractor_notes(rng, count), rng)))
 
     def labels_at(self, step: int) -> Mapping[str, str | None]:
         """The truth about every entry on the grid after ``step`` moves: the

@@ -9,6 +9,7 @@ way, which is the paper's point (no coverage confound).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,8 @@ WALKS = 20
 WALK_CAP = 50
 
 SAFE, DANGER = "SAFE", "DANGER"
+#: The claim of a distractor note (SPEC 8.4): about no cell, so never stale.
+NOTE = "NOTE"
 DESCRIPTIONS = {
     FROZEN: "Frozen ice - safe to walk",
     HOLE: "Hole - dangerous, do not step",
@@ -37,9 +40,15 @@ DESCRIPTIONS = {
 #: (exact) ``[mem_021] SAFE at (2,5): Frozen ice - safe to walk``
 ENTRY_PATTERN = re.compile(r"\[(?P<id>mem_\d+)\] (?P<claim>SAFE|DANGER) at \((?P<row>\d+),(?P<col>\d+)\): (?P<desc>.+)")
 
+#: A distractor note (``distractor_notes``): ``[note_03] Note: Each turn allows exactly one move.``
+NOTE_PATTERN = re.compile(r"\[(?P<id>note_\d+)\] Note: (?P<desc>.+)")
+
 
 @dataclass(frozen=True)
 class MemoryEntry:
+    """One line of the store: a claim about a cell (``SAFE``/``DANGER``), or a
+    distractor note (``NOTE``: about no cell, never stale; row and col -1)."""
+
     id: str
     row: int
     col: int
@@ -50,6 +59,10 @@ class MemoryEntry:
     @property
     def cell(self) -> Cell:
         return (self.row, self.col)
+
+    @property
+    def is_note(self) -> bool:
+        return self.claim == NOTE
 
     def to_json(self) -> dict:
         return {
@@ -88,19 +101,27 @@ def entry_text(entry_id: str, row: int, col: int, kind: str) -> str:
     return f"[{entry_id}] {claim} at ({row},{col}): {DESCRIPTIONS[kind]}"
 
 
-def random_walk_cells(g0: Grid, rng: np.random.Generator) -> set[Cell]:
-    """Cells visited by WALKS uniform random walks from S, each ending on H, G
-    or after WALK_CAP steps."""
-    visited: set[Cell] = set()
-    for _ in range(WALKS):
+def walk_visits(g0: Grid, rng: np.random.Generator) -> dict[Cell, list[tuple[int, int]]]:
+    """Where WALKS uniform random walks from S went (each ending on H, G or
+    after WALK_CAP steps): cell -> every (walk, step) that stood on it, walks
+    numbered from 1, the start of a walk being step 0. The exploration the
+    memory was written from (its ``source``, and the ``detailed`` style's
+    provenance)."""
+    visits: dict[Cell, list[tuple[int, int]]] = {}
+    for walk in range(1, WALKS + 1):
         pos = (0, 0)
-        visited.add(pos)
-        for _ in range(WALK_CAP):
+        visits.setdefault(pos, []).append((walk, 0))
+        for step in range(1, WALK_CAP + 1):
             pos = apply_move(g0, pos, ACTIONS[int(rng.integers(len(ACTIONS)))])
-            visited.add(pos)
+            visits.setdefault(pos, []).append((walk, step))
             if g0[pos[0]][pos[1]] in (HOLE, GOAL):
                 break
-    return visited
+    return visits
+
+
+def random_walk_cells(g0: Grid, rng: np.random.Generator) -> set[Cell]:
+    """Cells visited by the exploration walks."""
+    return set(walk_visits(g0, rng))
 
 
 def build_memory(g0: Grid, rng: np.random.Generator) -> list[MemoryEntry]:
@@ -123,3 +144,55 @@ def build_memory(g0: Grid, rng: np.random.Generator) -> list[MemoryEntry]:
                 )
             )
     return entries
+
+
+# -- distractor notes (SPEC 8.4) -----------------------------------------------
+
+#: Non-spatial notes, written by us: plausible, about the game or the agent's
+#: own past, never naming a cell, and true whatever the lake does.
+NOTE_TEXTS = (
+    "The lake was explored in twenty walks, each one starting from the start tile.",
+    "Walking off the edge of the lake leaves you where you are, and the step still counts.",
+    "The goal tile lies in the corner opposite the start.",
+    "Stepping into a hole ends the episode at once.",
+    "There is exactly one start tile and exactly one goal tile.",
+    "It was very cold during the exploration walks.",
+    "The morning light made the ice glare; looking twice helped.",
+    "I should count my steps so as not to run out of the budget.",
+    "Each turn allows exactly one move.",
+    "These notes were written before the episode began.",
+    "The wind picked up during the later walks.",
+    "Moving back and forth wastes steps.",
+    "Frozen ice is safe to stand on; holes are not.",
+    "I took a short rest between two of the walks.",
+    "The lake is a rectangular grid of cells.",
+    "Reaching the goal is the only way to win.",
+)
+
+
+def note_id(k: int) -> str:
+    return f"note_{k:02d}"
+
+
+def note_text(entry_id: str, text: str) -> str:
+    """(exact) ``[note_03] Note: Each turn allows exactly one move.``"""
+    return f"[{entry_id}] Note: {text}"
+
+
+def distractor_notes(rng: np.random.Generator, count: int) -> list[MemoryEntry]:
+    """``count`` distinct notes drawn from ``NOTE_TEXTS`` (ids ``note_00`` ...)."""
+    if count > len(NOTE_TEXTS):
+        raise ValueError(f"at most {len(NOTE_TEXTS)} distractor notes; got {count}")
+    picks = rng.choice(len(NOTE_TEXTS), size=count, replace=False)
+    return [
+        MemoryEntry(id=note_id(k), row=-1, col=-1, claim=NOTE, text=note_text(note_id(k), NOTE_TEXTS[i]), source="note")
+        for k, i in enumerate(picks)
+    ]
+
+
+def mix(memory: Sequence[MemoryEntry], notes: Sequence[MemoryEntry], rng: np.random.Generator) -> list[MemoryEntry]:
+    """The store with ``notes`` at positions drawn from ``rng`` (the entries keep their order)."""
+    size = len(memory) + len(notes)
+    slots = set(int(i) for i in rng.choice(size, size=len(notes), replace=False))
+    entries, extra = iter(memory), iter(notes)
+    return [next(extra) if i in slots else next(entries) for i in range(size)]

@@ -56,9 +56,11 @@ L3_PERIOD = 5
 L3_FIRE_PROBABILITY = 0.7
 L3_CELLS_PER_EVENT = 2
 MAX_REDRAWS = 10_000
-#: The seed's random streams of g0 and of the memory walks, shared by every
-#: regime (paired comparisons across regimes); each regime has its own.
-STREAM_GRID, STREAM_MEMORY = 0, 1
+#: The seed's random streams of g0, of the memory walks and of the distractor
+#: notes, shared by every regime (paired comparisons across regimes); each
+#: regime has its own.
+STREAM_GRID, STREAM_MEMORY, STREAM_NOTES = 0, 1, 2
+SHARED_STREAMS = {STREAM_GRID: "g0", STREAM_MEMORY: "the memory walks", STREAM_NOTES: "the distractor notes"}
 
 
 class RegimeError(ValueError):
@@ -227,11 +229,9 @@ def register_regime(regime: Regime) -> Regime:
     """Add a regime (names and streams are unique); returns it."""
     if regime.name in REGIMES:
         raise RegimeError(f"regime {regime.name!r} is already registered")
-    taken = {r.stream: r.name for r in REGIMES.values()}
-    if regime.stream in taken or regime.stream in (0, 1):
-        raise RegimeError(
-            f"regime {regime.name!r}: stream {regime.stream} is taken ({taken.get(regime.stream, 'g0/memory')})"
-        )
+    taken = SHARED_STREAMS | {r.stream: f"regime {r.name}" for r in REGIMES.values()}
+    if regime.stream in taken:
+        raise RegimeError(f"regime {regime.name!r}: stream {regime.stream} is taken (by {taken[regime.stream]})")
     REGIMES[regime.name] = regime
     return regime
 

@@ -1,41 +1,180 @@
-"""The image observation (SPEC section 4): a colour-coded grid as PNG bytes.
+"""The image observation (SPEC section 4): a colour-coded grid as PNG bytes,
+drawn in one of the rendering styles of SPEC 8.5.
 
-Cells are always 48 px, so an 8x8 grid is the paper's 384x384 image and larger
-grids grow (768 px at 16x16, 1536 px at 32x32) instead of shrinking their
-coordinate labels below legibility. Labels use Pillow's built-in bitmap font,
-which is the same on every machine, so a grid always renders to the same pixels
-(the PNG bytes depend on the zlib build Pillow uses).
+The default style is the paper's: 48 px cells (an 8x8 grid is the paper's
+384x384 image; larger grids grow instead of shrinking their labels below
+legibility), its palette, coordinate labels and a red triangle for the agent.
+A ``RenderStyle`` varies one axis at a time: the palette (``PALETTES``:
+``paper``, ``high_contrast``, ``grayscale``), the labels, the cell size and
+the agent marker (``triangle`` or ``letter``). Labels use Pillow's built-in
+bitmap font, the same on every machine, so a grid always renders to the same
+pixels (the PNG bytes depend on the zlib build Pillow uses).
+
+``decode_grid`` reads any style back from the pixels alone (cell size from the
+grid lines, types from the fill colours of every palette): the scripted
+vision agents see what a model sees.
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal, get_args
 
+import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from spatialstale_evals.world.grid import UNSEEN, Cell
 
+RGB = tuple[int, int, int]
+PaletteName = Literal["paper", "high_contrast", "grayscale"]
+Marker = Literal["triangle", "letter"]
+MARKERS: tuple[Marker, ...] = get_args(Marker)
+
 CELL_PX = 48
-COLOURS: dict[str, tuple[int, int, int]] = {
-    "F": (0xA8, 0xC8, 0xE8),
-    "H": (0x20, 0x20, 0x20),
-    "S": (0x2E, 0x8B, 0x57),
-    "G": (0xDA, 0xA5, 0x20),
+#: The 1 px line on the left and top of every cell: white in every palette
+#: (no palette fills a cell with it, so the lines give the cell size back).
+LINE_COLOUR: RGB = (255, 255, 255)
+#: The bitmap font's line height, and where labels start in a cell.
+LABEL_LINE_PX, LABEL_X, LABEL_Y = 11, 3, 2
+#: Below this a cell has no room for the marker and a clear sample point.
+MIN_CELL_PX = 12
+#: What the ``letter`` marker writes.
+MARKER_LETTER = "A"
+
+
+@dataclass(frozen=True)
+class Palette:
+    """The colours of one palette and the words the image captions use for
+    them (a palette and its words change together, here). ``type_letters``:
+    each label has a second line with the cell's type letter (a palette
+    whose fills are told apart by brightness alone relies on it)."""
+
+    fills: dict[str, RGB]
+    ink: dict[str, RGB]
+    agent: RGB
+    agent_ink: RGB
+    names: dict[str, str]
+    agent_name: str
+    agent_outline: RGB | None = None
+    type_letters: bool = False
+
+    @property
+    def colours(self) -> tuple[RGB, ...]:
+        """Every colour of an image without unseen cells, in palette-index
+        order; with unseen cells the fog colour is appended, so the indices
+        (and the paper's bytes) do not move."""
+        seen = [k for k in self.fills if k != UNSEEN]
+        outline = [self.agent_outline] if self.agent_outline else []
+        return tuple(
+            dict.fromkeys(
+                [
+                    LINE_COLOUR,
+                    *(self.fills[k] for k in seen),
+                    *(self.ink[k] for k in seen),
+                    self.agent,
+                    self.agent_ink,
+                    *outline,
+                ]
+            )
+        )
+
+    @property
+    def fog_colours(self) -> tuple[RGB, ...]:
+        return tuple(dict.fromkeys([*self.colours, self.fills[UNSEEN], self.ink[UNSEEN]]))
+
+
+def _grey(v: int) -> RGB:
+    return (v, v, v)
+
+
+BLACK, WHITE, RED = (0, 0, 0), (255, 255, 255), (255, 0, 0)
+PALETTES: dict[str, Palette] = {
+    # The paper's palette (SPEC section 4): F #A8C8E8, H #202020, S #2E8B57, G #DAA520.
+    "paper": Palette(
+        fills={
+            "F": (0xA8, 0xC8, 0xE8),
+            "H": (0x20, 0x20, 0x20),
+            "S": (0x2E, 0x8B, 0x57),
+            "G": (0xDA, 0xA5, 0x20),
+            UNSEEN: _grey(0x80),
+        },
+        ink={"F": BLACK, "G": BLACK, "H": WHITE, "S": WHITE, UNSEEN: BLACK},
+        agent=RED,
+        agent_ink=WHITE,
+        names={"F": "light blue", "H": "near-black", "S": "green", "G": "gold", UNSEEN: "grey"},
+        agent_name="red",
+    ),
+    # Saturated, far-apart colours: the paper's hole/ice contrast made large.
+    "high_contrast": Palette(
+        fills={"F": (255, 255, 0), "H": BLACK, "S": (0, 0, 255), "G": (0, 200, 0), UNSEEN: _grey(0x80)},
+        ink={"F": BLACK, "G": BLACK, "H": WHITE, "S": WHITE, UNSEEN: BLACK},
+        agent=RED,
+        agent_ink=WHITE,
+        names={"F": "yellow", "H": "black", "S": "blue", "G": "green", UNSEEN: "grey"},
+        agent_name="red",
+    ),
+    # Brightness only: five greys a model must tell apart, each cell's type
+    # also written under its coordinates.
+    "grayscale": Palette(
+        fills={"F": _grey(0xE0), "H": _grey(0x10), "S": _grey(0x50), "G": _grey(0xB0), UNSEEN: _grey(0x80)},
+        ink={"F": BLACK, "G": BLACK, "H": WHITE, "S": WHITE, UNSEEN: BLACK},
+        agent=WHITE,
+        agent_ink=BLACK,
+        agent_outline=BLACK,
+        names={"F": "very light grey", "H": "black", "S": "dark grey", "G": "light grey", UNSEEN: "mid grey"},
+        agent_name="white",
+        type_letters=True,
+    ),
 }
-AGENT_COLOUR = (255, 0, 0)
-LINE_COLOUR = (255, 255, 255)
-#: Label ink per cell type: dark on light cells, light on dark ones.
-LABEL_COLOURS = {"F": (0, 0, 0), "G": (0, 0, 0), "H": (255, 255, 255), "S": (255, 255, 255)}
-#: Cells out of the agent's view (partial observability, SPEC 8.1): fog grey,
-#: labelled like every other cell.
-FOG_COLOUR = (0x80, 0x80, 0x80)
-FOG_LABEL = (0, 0, 0)
-#: What the colours are called in the prompts' image captions (a palette and
-#: its words change together, here).
-COLOUR_NAMES = {"F": "light blue", "H": "near-black", "S": "green", "G": "gold", UNSEEN: "grey"}
-AGENT_MARKER = "red triangle"
+#: Every fill colour of every palette -> the cell type it means: one colour
+#: never means two types, so a render decodes without knowing its palette.
+FILL_KINDS: dict[RGB, str] = {rgb: k for p in PALETTES.values() for k, rgb in p.fills.items()}
+if len(FILL_KINDS) != len({(rgb, k) for p in PALETTES.values() for k, rgb in p.fills.items()}) or (
+    LINE_COLOUR in FILL_KINDS
+):
+    raise AssertionError("a fill colour means two cell types, or is the line colour")
+
+
+@dataclass(frozen=True)
+class RenderStyle:
+    """How the grid is drawn (SPEC 8.5); the default is the paper's."""
+
+    palette: PaletteName = "paper"
+    labels: bool = True
+    cell_px: int = CELL_PX
+    marker: Marker = "triangle"
+
+    @property
+    def colours(self) -> Palette:
+        return PALETTES[self.palette]
+
+    @property
+    def marker_words(self) -> str:
+        """The marker as the image captions name it (the paper's ``red triangle``)."""
+        return f"{self.colours.agent_name} {MARKER_SHAPES[self.marker].noun}"
+
+    def validate(self, height: int, width: int) -> None:
+        """Raise ``ValueError`` for a style that cannot draw a ``height`` x ``width`` grid legibly."""
+        if self.palette not in PALETTES:
+            raise ValueError(f"image_palette must be one of {', '.join(PALETTES)}; got {self.palette!r}")
+        if self.colours.type_letters and not self.labels:
+            raise ValueError(
+                f"image_palette={self.palette} tells cell types apart by the letter in each label; "
+                "it needs image_labels=true"
+            )
+        need = min_cell_px(height, width, self)
+        if self.cell_px < need:
+            what = "the labels of" if self.labels else "the marker of"
+            raise ValueError(
+                f"image_cell_px={self.cell_px} is too small for {what} a grid of {height}x{width} cells: "
+                f"the minimum is {need}"
+            )
+
+
+PAPER = RenderStyle()
 
 
 @lru_cache(maxsize=1)
@@ -43,84 +182,167 @@ def _font() -> ImageFont.ImageFont:
     return ImageFont.load_default_imagefont()
 
 
-def image_size(height: int, width: int) -> tuple[int, int]:
+def label_lines(cell: Cell, kind: str, style: RenderStyle) -> list[str]:
+    """The label of one cell: its coordinates, and its type letter when the palette writes it."""
+    return [f"({cell[0]},{cell[1]})", *([kind] if style.colours.type_letters else [])]
+
+
+def min_cell_px(height: int, width: int, style: RenderStyle = PAPER) -> int:
+    """The smallest cell that holds every label inside the cell and above the
+    marker's tip (a third of the way down) and the sample row (half way), and
+    the marker itself."""
+    widest = max(int(_font().getbbox(f"({r},{c})")[2]) for r in range(height) for c in range(width))
+    lines = len(label_lines((0, 0), "F", style))
+
+    def fits(px: int) -> bool:
+        labels = (
+            LABEL_X + widest < px and LABEL_Y + LABEL_LINE_PX <= px // 3 and LABEL_Y + lines * LABEL_LINE_PX <= px // 2
+        )
+        marker = px - px // 8 - px // 3 > MARKER_SHAPES[style.marker].inner_px
+        return (labels or not style.labels) and marker
+
+    px = MIN_CELL_PX
+    while not fits(px):
+        px += 1
+    return px
+
+
+def image_size(height: int, width: int, style: RenderStyle = PAPER) -> tuple[int, int]:
     """(width_px, height_px) of the rendered grid."""
-    return width * CELL_PX, height * CELL_PX
+    return width * style.cell_px, height * style.cell_px
 
 
-#: Every colour the renderer uses. Drawing straight into a palette image is
-#: exact because the bitmap font is not anti-aliased: the picture has only
-#: these colours, so nothing needs quantising.
-PALETTE: tuple[tuple[int, int, int], ...] = tuple(
-    dict.fromkeys([LINE_COLOUR, *COLOURS.values(), *LABEL_COLOURS.values(), AGENT_COLOUR])
-)
-#: The palette of an image with unseen cells: fog grey appended, so the
-#: indices (and the bytes of fully observed images) do not move.
-FOG_PALETTE = (*PALETTE, FOG_COLOUR)
-_INDEX = {colour: i for i, colour in enumerate(FOG_PALETTE)}
-_FILL = {**COLOURS, UNSEEN: FOG_COLOUR}
-_INK = {**LABEL_COLOURS, UNSEEN: FOG_LABEL}
+@dataclass(frozen=True)
+class MarkerBox:
+    """Where the marker goes in the agent's cell, and its palette indices."""
+
+    cx: int
+    upper: int
+    lower: int
+    half: int
+    fill: int
+    ink: int
+    outline: int | None
 
 
-def render_palette(grid: Sequence[str], agent: Cell | None) -> Image.Image:
-    """The observation as a palette ("P") image, colours indexed in ``PALETTE``."""
-    height, width = len(grid), len(grid[0])
-    img = Image.new("P", image_size(height, width), _INDEX[LINE_COLOUR])
-    palette = FOG_PALETTE if any(UNSEEN in row for row in grid) else PALETTE
-    img.putpalette([v for colour in palette for v in colour])
+def _triangle(img: Image.Image, draw: ImageDraw.ImageDraw, b: MarkerBox) -> None:
+    draw.polygon([(b.cx, b.upper), (b.cx - b.half, b.lower), (b.cx + b.half, b.lower)], fill=b.fill, outline=b.outline)
+
+
+def _letter(img: Image.Image, draw: ImageDraw.ImageDraw, b: MarkerBox) -> None:
+    """A square with the letter scaled up (nearest: still only palette colours) to fill it."""
+    draw.rectangle([b.cx - b.half, b.upper, b.cx + b.half, b.lower], fill=b.fill, outline=b.outline)
+    scale = max(1, (b.lower - b.upper) // (LABEL_LINE_PX + 1))
+    glyph = Image.new("1", (6, LABEL_LINE_PX), 0)
+    ImageDraw.Draw(glyph).text((0, 0), MARKER_LETTER, fill=1, font=_font())
+    glyph = glyph.resize((6 * scale, LABEL_LINE_PX * scale), Image.Resampling.NEAREST)
+    x, y = b.cx - 3 * scale, (b.upper + b.lower) // 2 - LABEL_LINE_PX * scale // 2
+    img.paste(b.ink, (x, y, x + glyph.width, y + glyph.height), glyph)
+
+
+@dataclass(frozen=True)
+class MarkerShape:
+    """One agent marker: the caption's noun (after the colour), how it is drawn,
+    and the height it needs inside itself (the letter's line)."""
+
+    noun: str
+    draw: Callable[[Image.Image, ImageDraw.ImageDraw, MarkerBox], None]
+    inner_px: int = 0
+
+
+MARKER_SHAPES: dict[str, MarkerShape] = {
+    "triangle": MarkerShape("triangle", _triangle),
+    "letter": MarkerShape(f"square marked {MARKER_LETTER}", _letter, inner_px=LABEL_LINE_PX),
+}
+
+
+def _draw_marker(img: Image.Image, draw: ImageDraw.ImageDraw, agent: Cell, style: RenderStyle, index: dict) -> None:
+    """The agent in the lower middle of its cell, leaving the label and the
+    cell's right-hand side (the sample point) showing the cell's type."""
+    px, palette = style.cell_px, style.colours
+    ar, ac = agent
+    top = ar * px
+    box = MarkerBox(
+        cx=ac * px + px // 2,
+        upper=top + px // 3,
+        lower=top + px - px // 8,
+        half=px * 10 // 48,
+        fill=index[palette.agent],
+        ink=index[palette.agent_ink],
+        outline=index[palette.agent_outline] if palette.agent_outline else None,
+    )
+    MARKER_SHAPES[style.marker].draw(img, draw, box)
+
+
+def render_palette(grid: Sequence[str], agent: Cell | None, style: RenderStyle = PAPER) -> Image.Image:
+    """The observation as a palette ("P") image. Drawing straight into a
+    palette image is exact because the bitmap font is not anti-aliased: the
+    picture has only the palette's colours, so nothing needs quantising."""
+    height, width, px, palette = len(grid), len(grid[0]), style.cell_px, style.colours
+    colours = palette.fog_colours if any(UNSEEN in row for row in grid) else palette.colours
+    index = {colour: i for i, colour in enumerate(colours)}
+    img = Image.new("P", image_size(height, width, style), index[LINE_COLOUR])
+    img.putpalette([v for colour in colours for v in colour])
     draw = ImageDraw.Draw(img)
     font = _font()
     for r, row in enumerate(grid):
         for c, kind in enumerate(row):
-            x0, y0 = c * CELL_PX, r * CELL_PX
-            # 1 px white line on the left/top of every cell (and the image border).
-            draw.rectangle([x0 + 1, y0 + 1, x0 + CELL_PX - 1, y0 + CELL_PX - 1], fill=_INDEX[_FILL[kind]])
-            draw.text((x0 + 3, y0 + 2), f"({r},{c})", fill=_INDEX[_INK[kind]], font=font)
+            x0, y0 = c * px, r * px
+            # 1 px line on the left/top of every cell (and the image border).
+            draw.rectangle([x0 + 1, y0 + 1, x0 + px - 1, y0 + px - 1], fill=index[palette.fills[kind]])
+            if style.labels:
+                for k, line in enumerate(label_lines((r, c), kind, style)):
+                    ink = index[palette.ink[kind]]
+                    draw.text((x0 + LABEL_X, y0 + LABEL_Y + k * LABEL_LINE_PX), line, fill=ink, font=font)
     if agent is not None:
-        ar, ac = agent
-        cx, top = ac * CELL_PX + CELL_PX // 2, ar * CELL_PX
-        # A narrow upward triangle in the lower middle: it leaves the label and
-        # the cell's right-hand side showing the underlying type.
-        draw.polygon(
-            [(cx, top + 16), (cx - 10, top + CELL_PX - 6), (cx + 10, top + CELL_PX - 6)],
-            fill=_INDEX[AGENT_COLOUR],
-        )
+        _draw_marker(img, draw, agent, style, index)
     return img
 
 
-def render_image(grid: Sequence[str], agent: Cell | None) -> Image.Image:
+def render_image(grid: Sequence[str], agent: Cell | None, style: RenderStyle = PAPER) -> Image.Image:
     """The observation as an RGB image (the env's ``rgb_array``)."""
-    return render_palette(grid, agent).convert("RGB")
+    return render_palette(grid, agent, style).convert("RGB")
 
 
-def render_png(grid: Sequence[str], agent: Cell | None) -> bytes:
+def render_png(grid: Sequence[str], agent: Cell | None, style: RenderStyle = PAPER) -> bytes:
     buffer = io.BytesIO()
     # A palette PNG is several times smaller than RGB (it keeps image-mode
     # logs small). zlib level 6 encodes 8x faster than 9 for a few % more
     # bytes (0.6 vs 4.9 ms on 8x8): encoding was the image-mode harness's
     # largest cost.
-    render_palette(grid, agent).save(buffer, format="PNG", optimize=False, compress_level=6)
+    render_palette(grid, agent, style).save(buffer, format="PNG", optimize=False, compress_level=6)
     return buffer.getvalue()
 
 
-def sample_cell_colour(img: Image.Image, cell: Cell) -> tuple[int, int, int]:
-    """Colour at the cell's centre-right: clear of label, marker and grid lines."""
+def sample_point(cell: Cell, px: int = CELL_PX) -> tuple[int, int]:
+    """(x, y) of the cell's centre-right: clear of label, marker and grid lines."""
     r, c = cell
-    x = c * CELL_PX + CELL_PX - 6
-    y = r * CELL_PX + CELL_PX // 2
+    return c * px + px - max(3, px // 8), r * px + px // 2
+
+
+def sample_cell_colour(img: Image.Image, cell: Cell, px: int = CELL_PX) -> RGB:
     rgb = img if img.mode == "RGB" else img.convert("RGB")
-    return rgb.getpixel((x, y))  # type: ignore[return-value]
+    return rgb.getpixel(sample_point(cell, px))  # type: ignore[return-value]
 
 
-def decode_grid(png: bytes, height: int, width: int) -> tuple[str, ...]:
-    """Read cell types back from a rendered PNG by nearest colour (for scripted
-    vision agents and tests); fog reads as ``?``."""
+def cell_px_of(img: Image.Image) -> int:
+    """The cell size of a render, from its grid lines: the columns that are
+    line colour from top to bottom are exactly the cells' left edges."""
+    lines = np.all(np.asarray(img.convert("RGB")) == LINE_COLOUR, axis=2).all(axis=0)
+    columns = np.flatnonzero(lines)
+    return int(columns[1] - columns[0]) if len(columns) > 1 else img.width
+
+
+def _nearest_kind(px: RGB) -> str:
+    return FILL_KINDS[min(FILL_KINDS, key=lambda rgb: sum((a - b) ** 2 for a, b in zip(rgb, px)))]
+
+
+def decode_grid(png: bytes, height: int | None = None, width: int | None = None) -> tuple[str, ...]:
+    """Read cell types back from a rendered PNG of any style by the nearest
+    fill colour at each cell's sample point (for scripted vision agents and
+    tests); fog reads as ``?``. Without ``height`` and ``width`` the cell size
+    is read off the grid lines."""
     img = Image.open(io.BytesIO(png)).convert("RGB")
-    rows = []
-    for r in range(height):
-        row = ""
-        for c in range(width):
-            px = sample_cell_colour(img, (r, c))
-            row += min(_FILL, key=lambda k: sum((a - b) ** 2 for a, b in zip(_FILL[k], px)))
-        rows.append(row)
-    return tuple(rows)
+    px = img.width // width if width else cell_px_of(img)
+    rows, cols = height or img.height // px, width or img.width // px
+    return tuple("".join(_nearest_kind(sample_cell_colour(img, (r, c), px)) for c in range(cols)) for r in range(rows))

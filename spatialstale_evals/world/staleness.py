@@ -27,5 +27,6 @@ def change_kind(g0: Sequence[str], grid: Sequence[str], cell: Cell) -> str | Non
 
 
 def stale_labels(memory: Sequence[MemoryEntry], g0: Sequence[str], grid: Sequence[str]) -> dict[str, str | None]:
-    """Entry id -> ``thaw`` / ``freeze`` when stale, None when still valid."""
-    return {e.id: change_kind(g0, grid, e.cell) for e in memory}
+    """Entry id -> ``thaw`` / ``freeze`` when stale, None when still valid (a
+    distractor note, about no cell, always)."""
+    return {e.id: None if e.is_note else change_kind(g0, grid, e.cell) for e in memory}
