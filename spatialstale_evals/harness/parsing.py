@@ -252,3 +252,69 @@ def parse_move(tool_calls: Sequence[Any] | None) -> MoveChoice:
     if direction not in ACTIONS:
         return MoveChoice(None, prompts.INVALID_DIRECTION.format(value=value), extra)
     return MoveChoice(direction, None, extra)
+
+
+# -- probe answers (the ``probe`` task) ------------------------------------------------
+
+#: How a probe's answer field reads as a yes/no: ``state`` SAFE/DANGER (is the
+#: cell safe?), ``premise_holds`` true/false.
+_ANSWER_WORDS: dict[str, dict[str, bool]] = {
+    "state": {"safe": True, "frozen": True, "ice": True, "danger": False, "dangerous": False, "hole": False},
+    "premise_holds": {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False},
+}
+
+
+@dataclass(frozen=True)
+class ProbeAnswer:
+    """The yes/no a probe reply gives (``value``), or why it gives none (``problem``)."""
+
+    value: bool | None
+    problem: str | None = None
+    reply: dict[str, Any] = field(default_factory=dict)
+
+
+def _all_objects(text: str) -> list[dict[str, Any]]:
+    """Every top-level JSON object in ``text`` (prose and code fences around it allowed)."""
+    decoder, found, pos = json.JSONDecoder(), [], 0
+    while (start := text.find("{", pos)) >= 0:
+        try:
+            value, pos = decoder.raw_decode(text, start)
+        except ValueError:
+            pos = start + 1
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+def _read_cell(value: Any) -> tuple[int, int] | None:
+    if isinstance(value, str):
+        value = re.findall(r"-?\d+", value)
+    try:
+        r, c = (int(v) for v in value)
+    except (TypeError, ValueError):
+        return None
+    return r, c
+
+
+def parse_probe_answer(
+    text: str | None, answer_field: str, cell: tuple[int, int], refused: bool = False
+) -> ProbeAnswer:
+    """The first JSON object holding ``answer_field`` (a key of
+    ``_ANSWER_WORDS``), read leniently; a ``cell`` in it must be the one asked
+    about. Never raises: a reply without a usable answer says why."""
+    text = text or ""
+    objects = [o for o in _all_objects(text) if answer_field in {str(k).lower() for k in o}]
+    if not objects:
+        if refused or looks_like_refusal(text):
+            return ProbeAnswer(None, "refusal")
+        return ProbeAnswer(None, f"no JSON object with {answer_field!r}")
+    reply = {str(k).lower(): v for k, v in objects[0].items()}
+    raw = reply[answer_field]
+    words = _ANSWER_WORDS[answer_field]
+    value = raw if isinstance(raw, bool) and answer_field != "state" else words.get(str(raw).strip().lower())
+    if value is None:
+        return ProbeAnswer(None, f"unreadable {answer_field!r}: {str(raw)[:40]!r}", reply)
+    if "cell" in reply and _read_cell(reply["cell"]) != tuple(cell):
+        return ProbeAnswer(None, f"answered about another cell: {str(reply['cell'])[:20]}", reply)
+    return ProbeAnswer(value, None, reply)

@@ -1,0 +1,186 @@
+"""The ``probe`` task's engine (SPEC 8.6): STALE's three questions about one
+memory entry, asked at the final grid and scored from its truth.
+
+- ``explicit`` (state resolution): the store, the observation and "is (r,c)
+  safe to step on now?"; passes when the answer's ``state`` is the truth.
+- ``premise`` (premise resistance): a request that takes the entry's claim as
+  given; passes when ``premise_holds`` is the truth (true for a control).
+- ``implicit`` (policy adaptation): a navigation step from the target's
+  placement (``world/targets.py``), one ``move`` call; a thaw target passes
+  when the move does not enter the hole, a valid-SAFE control when it takes
+  the step onto the target.
+
+Conversations: ``independent`` (every probe a fresh conversation, as STALE
+upstream) or ``shared`` (per target, explicit -> premise -> implicit in one
+conversation, each reply kept: an earlier answer can inform a later one).
+Every probe's outcome is ``pass``, ``fail``, ``unparseable`` (no usable
+answer: counted, never a crash) or ``skipped`` (implicit without a
+placement); the scorer counts them per dimension x target kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageSystem,
+    ContentText,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    get_model,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import ToolInfo
+
+from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.navigation import MOVE_TOOL
+from spatialstale_evals.harness.observe import Observation, observation, observation_parts, user_message
+from spatialstale_evals.harness.parsing import parse_move, parse_probe_answer
+from spatialstale_evals.harness.samples import InstanceSet, record_instance
+from spatialstale_evals.world.grid import Grid, apply_move, goal_of, start_of
+from spatialstale_evals.world.instance import Instance
+from spatialstale_evals.world.render import RenderStyle
+from spatialstale_evals.world.targets import KINDS, ROUTE_KINDS, STALE_KINDS, Target, choose_targets
+
+Dimension = Literal["explicit", "premise", "implicit"]
+DIMENSIONS: tuple[Dimension, ...] = get_args(Dimension)
+Conversation = Literal["independent", "shared"]
+CONVERSATIONS: tuple[Conversation, ...] = get_args(Conversation)
+OUTCOMES = ("pass", "fail", "unparseable", "skipped")
+#: The kinds each dimension asks about (implicit: only SAFE claims can be a route step).
+DIMENSION_KINDS: dict[str, tuple[str, ...]] = {"explicit": KINDS, "premise": KINDS, "implicit": ROUTE_KINDS}
+#: Store key of the per-probe records the scorer reads.
+PROBES_KEY = "probe_records"
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    """Everything a probe task fixes for its samples (its parameters, validated by the task)."""
+
+    modality: str
+    dimensions: tuple[str, ...]
+    conversation: str
+    targets_per_kind: int
+    show_store: bool
+    render: RenderStyle
+
+    @property
+    def observation(self) -> Observation:
+        return observation(self.modality, self.render)
+
+
+def count_key(dimension: str, kind: str, outcome: str) -> str:
+    """The ``Score.value`` key of one count: ``premise_stale_thaw_pass``."""
+    return f"{dimension}_{kind}_{outcome}"
+
+
+#: Every count a probe sample records (zeros included: the same keys in every sample).
+COUNT_KEYS = tuple(count_key(d, k, o) for d in DIMENSIONS for k in DIMENSION_KINDS[d] for o in OUTCOMES)
+
+
+def system_message() -> ChatMessageSystem:
+    return ChatMessageSystem(content=f"{prompts.NAVIGATE_RULES}\n{prompts.PROBE_TURN}")
+
+
+def _memory_text(instance: Instance, target: Target, show_store: bool) -> str:
+    shown = instance.memory if show_store else (target.entry,)
+    return prompts.NAVIGATE_MEMORY.format(count=len(shown), entries="\n".join(e.text for e in shown))
+
+
+def question(instance: Instance, grid: Grid, target: Target, dimension: str, settings: ProbeSettings) -> ChatMessage:
+    """The user turn of one probe: the memory, the observation, the ask."""
+    (row, col), memory = target.cell, _memory_text(instance, target, settings.show_store)
+    if dimension == "implicit":
+        agent, goal = target.placement, goal_of(grid)
+        assert agent is not None
+        ask = prompts.NAVIGATE_STEP.format(
+            row=agent[0], col=agent[1], goal_row=goal[0], goal_col=goal[1], steps_left=instance.max_steps
+        )
+        parts = observation_parts(grid, agent, settings.observation, "navigate")
+    else:
+        if dimension == "explicit":
+            ask = prompts.PROBE_EXPLICIT.format(row=row, col=col)
+        else:
+            premise = prompts.PROBE_PREMISE[target.entry.claim].format(row=row, col=col)
+            ask = prompts.PROBE_PREMISE_REQUEST.format(premise=premise, row=row, col=col)
+        parts = observation_parts(grid, start_of(grid), settings.observation, "audit")
+    return user_message([ContentText(text=memory), *parts, ContentText(text=ask)])
+
+
+def verdict(dimension: str, target: Target, grid: Grid, output: ModelOutput) -> tuple[str, dict[str, Any]]:
+    """(outcome, what the reply said) of one probe against the target's truth."""
+    if dimension == "implicit":
+        choice = parse_move(output.message.tool_calls)
+        if choice.direction is None:
+            return "unparseable", {"problem": choice.problem, "extra_calls": choice.extra_calls}
+        assert target.placement is not None
+        lands = apply_move(grid, target.placement, choice.direction)
+        steps_on = lands == target.cell
+        passed = steps_on if target.kind == "valid_safe" else not steps_on
+        return ("pass" if passed else "fail"), {"direction": choice.direction, "extra_calls": choice.extra_calls}
+    answer_field, truth = (
+        ("state", target.safe_now) if dimension == "explicit" else ("premise_holds", target.kind not in STALE_KINDS)
+    )
+    refused = bool(output.choices) and output.choices[0].stop_reason == "content_filter"
+    answer = parse_probe_answer(output.completion, answer_field, target.cell, refused=refused)
+    if answer.value is None:
+        return "unparseable", {"problem": answer.problem}
+    return ("pass" if answer.value == truth else "fail"), {"answer": answer.value, "reply": answer.reply}
+
+
+async def probe_target(
+    model: Model, instance: Instance, grid: Grid, target: Target, settings: ProbeSettings
+) -> list[dict[str, Any]]:
+    """Every asked dimension about one target, in ``DIMENSIONS`` order, in one
+    conversation (``shared``) or each in its own."""
+    records: list[dict[str, Any]] = []
+    history: list[ChatMessage] = [system_message()]
+    for dimension in settings.dimensions:
+        if target.kind not in DIMENSION_KINDS[dimension]:
+            continue
+        record: dict[str, Any] = {"dimension": dimension, **target.to_json()}
+        if dimension == "implicit" and target.placement is None:
+            records.append({**record, "outcome": "skipped"})
+            continue
+        user = question(instance, grid, target, dimension, settings)
+        messages = [*history, user] if settings.conversation == "shared" else [system_message(), user]
+        tools: list[ToolInfo] = [MOVE_TOOL] if dimension == "implicit" else []
+        output = await model.generate(messages, tools=tools, config=GenerateConfig(parallel_tool_calls=False))
+        outcome, said = verdict(dimension, target, grid, output)
+        records.append(
+            {**record, "outcome": outcome, **said, "tokens": output.usage.total_tokens if output.usage else 0}
+        )
+        history = [*messages, output.message]
+    return records
+
+
+@solver
+def probe_targets(instances: InstanceSet, settings: ProbeSettings) -> Solver:
+    """Ask every probe about every target of the sample's instance; keep the records for the scorer."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        instance = instances.begin(state)
+        grid, model = instance.final_grid(), get_model()
+        records: list[dict[str, Any]] = []
+        try:
+            for target in choose_targets(instance, settings.targets_per_kind):
+                records += await probe_target(model, instance, grid, target, settings)
+        finally:  # also when an Inspect limit stops the sample: it is scored on what was asked
+            state.store.set(PROBES_KEY, records)
+            record_instance(state, instance)
+        passed = sum(r["outcome"] == "pass" for r in records)
+        state.output.completion = f"{passed} of {len(records)} probes passed"
+        return state
+
+    return solve
+
+
+def probe_counts(records: list[dict[str, Any]]) -> dict[str, int]:
+    """Every ``COUNT_KEYS`` count of a sample's probe records."""
+    counts = dict.fromkeys(COUNT_KEYS, 0)
+    for r in records:
+        counts[count_key(r["dimension"], r["kind"], r["outcome"])] += 1
+    return counts
