@@ -15,26 +15,19 @@ from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
 from spatialstale_evals.harness.params import changed, check_choice, check_positive_int, pick, reject_unknown
 from spatialstale_evals.harness.probe_scoring import probe_scorer
-from spatialstale_evals.harness.probing import CONVERSATIONS, DIMENSIONS, Conversation, ProbeSettings, probe_targets
+from spatialstale_evals.harness.probing import (
+    CONVERSATIONS,
+    Conversation,
+    ProbeSettings,
+    check_dimensions,
+    probe_targets,
+)
 from spatialstale_evals.harness.samples import InstanceSet
 from spatialstale_evals.metadata import task_version
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
 
 TASK_VERSION = task_version()
-
-
-def dimension_list(dimensions: object) -> tuple[str, ...]:
-    """``all``, a comma-separated string or a list of dimension names, checked, in ``DIMENSIONS`` order."""
-    if dimensions == "all":
-        return DIMENSIONS
-    names = dimensions.split(",") if isinstance(dimensions, str) else dimensions
-    if not isinstance(names, (list, tuple)) or not names:
-        raise ValueError(f"dimensions must be 'all' or a list of {', '.join(DIMENSIONS)}; got {dimensions!r}")
-    picked = [str(n).strip() for n in names]
-    for name in picked:
-        check_choice("dimensions", name, DIMENSIONS)
-    return tuple(d for d in DIMENSIONS if d in picked)
 
 
 @task
@@ -84,7 +77,7 @@ def probe(
     check_positive_int("targets_per_kind", targets_per_kind)
     if not isinstance(show_store, bool):
         raise ValueError(f"show_store must be true or false; got {show_store!r}")
-    asked = dimension_list(dimensions)
+    asked = check_dimensions(dimensions)
     instances = InstanceSet.load(dataset, regime)
     first = next(iter(instances.by_id.values()))
     check_render(modality, render_args, first.height, first.width)

@@ -249,3 +249,76 @@ def test_show_store_false_shows_only_the_target_entry(tmp_path) -> None:
     for messages in model_inputs(log):
         assert "Memory notes (1):" in messages[-1].text
     assert metric(log, "state_resolution") == 0.0 and metric(log, "explicit_control") == 1.0
+
+
+# -- the solver and scorer on their own, the estimate, the matrix and the report ----------
+
+
+def test_the_solver_asks_only_the_dimensions_it_is_given(tmp_path) -> None:
+    from inspect_ai import Task
+
+    from spatialstale_evals.harness.probe_scoring import probe_scorer
+    from spatialstale_evals.harness.probing import probe_targets
+    from spatialstale_evals.harness.samples import InstanceSet
+    from spatialstale_evals.runs.cost import probe_settings
+
+    settings = probe_settings(dimensions="premise", targets_per_kind=1)
+    task = Task(
+        dataset=probe(regime="L3").dataset,
+        solver=probe_targets(InstanceSet.load(None, "L3"), settings),
+        scorer=probe_scorer(),
+    )
+    log = run(task, "spatialstale/observer", tmp_path, limit=2)
+    assert {r["dimension"] for r in probes(log)} == {"premise"}
+    per_sample = [s.scores["probe_scorer"].metadata["probes"] for s in log.samples]
+    assert all(len(records) == len({r["kind"] for r in records}) for records in per_sample), "one target per kind"
+
+
+@pytest.mark.parametrize("conversation", ["independent", "shared"])
+def test_the_estimate_is_exact_for_the_observer(conversation: str, tmp_path) -> None:
+    from spatialstale_evals.runs.cost import estimate_probe
+
+    args = {"regime": "L2", "conversation": conversation}
+    log = run(probe(**args), "spatialstale/observer", tmp_path, limit=3)
+    tokens = sum(u.input_tokens for s in log.samples for u in s.model_usage.values())
+    out = sum(u.output_tokens for s in log.samples for u in s.model_usage.values())
+    calls = sum(1 for s in log.samples for e in s.events if e.event == "model")
+    estimate = estimate_probe(dataset.load(None, "L2")[:3], **args)
+    assert (estimate.calls, estimate.input_tokens, estimate.output_tokens) == (calls, tokens, out)
+
+
+def test_the_matrix_plans_probe_tasks_on_request() -> None:
+    from spatialstale_evals.runs.matrix import MatrixSpec, plan
+
+    spec = MatrixSpec(models=["m"], regimes=["L1"], modalities=["text", "image"], families=["probe"], seeds=2)
+    planned = plan(spec, estimate=False)
+    assert [t.name for t in planned] == ["probe L1 text", "probe L1 image"]
+    assert "probe" not in MatrixSpec(models=["m"]).families, "the paper's matrix stays the paper's"
+
+
+def test_the_report_table_equals_the_probes_of_the_logs(tmp_path) -> None:
+    from spatialstale_evals.analysis.report import build_report
+
+    logs = [run(probe(regime="L1"), f"spatialstale/{m}", tmp_path / m, limit=4) for m in ("memory", "random")]
+    table = build_report(tmp_path, tmp_path / "report").tables["probe"]
+    for log in logs:
+        records = probes(log)
+        for dim in ("explicit", "premise", "implicit"):
+            row = table[(table["model"] == log.eval.model) & (table["dimension"] == dim)].iloc[0]
+            asked = [r for r in records if r["dimension"] == dim and r["outcome"] != "skipped"]
+            stale = [r for r in asked if r["kind"] in STALE]
+            control = [r for r in asked if r["kind"] not in STALE]
+            assert row["stale_n"] == len(stale) and row["control_n"] == len(control)
+            assert row["stale_acc"] == pytest.approx(sum(r["outcome"] == "pass" for r in stale) / len(stale))
+            assert row["control_acc"] == pytest.approx(sum(r["outcome"] == "pass" for r in control) / len(control))
+            assert row["skipped"] == sum(r["dimension"] == dim and r["outcome"] == "skipped" for r in records)
+            assert row["stale_acc"] == pytest.approx(
+                metric(
+                    log,
+                    {"explicit": "state_resolution", "premise": "premise_resistance", "implicit": "policy_adaptation"}[
+                        dim
+                    ],
+                )
+            )
+    reference = table[table["config"].str.startswith("reference: STALE")]
+    assert set(reference["model"]) == {"CUPMem", "best plain model"} and len(reference) == 8

@@ -48,15 +48,14 @@ def total(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     return sums
 
 
-def _sum(c: Mapping[str, float], dimension: str, kinds: Iterable[str], outcomes: Iterable[str]) -> float:
+def summed(c: Mapping[str, float], dimension: str, kinds: Iterable[str], outcomes: Iterable[str]) -> float:
+    """The counts of ``dimension`` over ``kinds`` and ``outcomes``."""
     return sum(c[count_key(dimension, k, o)] for k in kinds for o in outcomes)
 
 
 def accuracy_of(dimension: str, kinds: Iterable[str]) -> ProbeRatio:
     kinds = tuple(k for k in kinds if k in DIMENSION_KINDS[dimension])
-    return lambda c: ratio(
-        _sum(c, dimension, kinds, ["pass"]), _sum(c, dimension, kinds, ["pass", "fail", "unparseable"])
-    )
+    return lambda c: ratio(summed(c, dimension, kinds, ["pass"]), summed(c, dimension, kinds, ASKED))
 
 
 def stale_kinds(dimension: str) -> tuple[str, ...]:
@@ -71,10 +70,8 @@ def control_kinds(dimension: str) -> tuple[str, ...]:
 #: balanced accuracy averages: explicit by the cell's truth (safe now / a hole
 #: now), premise and implicit by whether memory is right (stale / control).
 ANSWER_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "explicit": (("stale_freeze", "valid_safe"), ("stale_thaw", "valid_danger")),
-    "premise": (STALE_KINDS, tuple(k for k in DIMENSION_KINDS["premise"] if k not in STALE_KINDS)),
-    "implicit": (("stale_thaw",), ("valid_safe",)),
-}
+    d: (stale_kinds(d), control_kinds(d)) for d in DIMENSIONS
+} | {"explicit": (("stale_freeze", "valid_safe"), ("stale_thaw", "valid_danger"))}
 
 
 def balanced_of(dimension: str) -> ProbeRatio:
@@ -90,16 +87,14 @@ def balanced_of(dimension: str) -> ProbeRatio:
 
 
 def parse_failure_rate_of(c: Mapping[str, float]) -> float | None:
-    asked = sum(_sum(c, d, DIMENSION_KINDS[d], ASKED) for d in DIMENSIONS)
-    return ratio(sum(_sum(c, d, DIMENSION_KINDS[d], ["unparseable"]) for d in DIMENSIONS), asked)
+    asked = sum(summed(c, d, DIMENSION_KINDS[d], ASKED) for d in DIMENSIONS)
+    return ratio(sum(summed(c, d, DIMENSION_KINDS[d], ["unparseable"]) for d in DIMENSIONS), asked)
 
 
 def skipped_rate_of(c: Mapping[str, float]) -> float | None:
     """Implicit probes without a placement / implicit targets."""
     kinds = DIMENSION_KINDS["implicit"]
-    return ratio(
-        _sum(c, "implicit", kinds, ["skipped"]), _sum(c, "implicit", kinds, ["pass", "fail", "unparseable", "skipped"])
-    )
+    return ratio(summed(c, "implicit", kinds, ["skipped"]), summed(c, "implicit", kinds, [*ASKED, "skipped"]))
 
 
 #: STALE's names for the accuracy on stale targets, per dimension.

@@ -38,6 +38,7 @@ from inspect_ai.tool import ToolInfo
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.navigation import MOVE_TOOL
 from spatialstale_evals.harness.observe import Observation, observation, observation_parts, user_message
+from spatialstale_evals.harness.params import check_choice
 from spatialstale_evals.harness.parsing import parse_move, parse_probe_answer
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
 from spatialstale_evals.world.grid import Grid, apply_move, goal_of, start_of
@@ -70,6 +71,19 @@ class ProbeSettings:
     @property
     def observation(self) -> Observation:
         return observation(self.modality, self.render)
+
+
+def check_dimensions(dimensions: object) -> tuple[str, ...]:
+    """``all``, a comma-separated string or a list of dimension names, checked, in ``DIMENSIONS`` order."""
+    if dimensions == "all":
+        return DIMENSIONS
+    names = dimensions.split(",") if isinstance(dimensions, str) else dimensions
+    if not isinstance(names, (list, tuple)) or not names:
+        raise ValueError(f"dimensions must be 'all' or a list of {', '.join(DIMENSIONS)}; got {dimensions!r}")
+    picked = [str(n).strip() for n in names]
+    for name in picked:
+        check_choice("dimensions", name, DIMENSIONS)
+    return tuple(d for d in DIMENSIONS if d in picked)
 
 
 def count_key(dimension: str, kind: str, outcome: str) -> str:
@@ -131,6 +145,12 @@ def verdict(dimension: str, target: Target, grid: Grid, output: ModelOutput) -> 
     return ("pass" if answer.value == truth else "fail"), {"answer": answer.value, "reply": answer.reply}
 
 
+def asked_of(target: Target, dimensions: tuple[str, ...]) -> list[tuple[str, bool]]:
+    """The dimensions that ask about ``target``, in order, each with whether it
+    is skipped (implicit without a placement)."""
+    return [(d, d == "implicit" and target.placement is None) for d in dimensions if target.kind in DIMENSION_KINDS[d]]
+
+
 async def probe_target(
     model: Model, instance: Instance, grid: Grid, target: Target, settings: ProbeSettings
 ) -> list[dict[str, Any]]:
@@ -138,11 +158,9 @@ async def probe_target(
     conversation (``shared``) or each in its own."""
     records: list[dict[str, Any]] = []
     history: list[ChatMessage] = [system_message()]
-    for dimension in settings.dimensions:
-        if target.kind not in DIMENSION_KINDS[dimension]:
-            continue
+    for dimension, skipped in asked_of(target, settings.dimensions):
         record: dict[str, Any] = {"dimension": dimension, **target.to_json()}
-        if dimension == "implicit" and target.placement is None:
+        if skipped:
             records.append({**record, "outcome": "skipped"})
             continue
         user = question(instance, grid, target, dimension, settings)
