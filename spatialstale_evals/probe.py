@@ -13,7 +13,14 @@ from inspect_ai import Task, task
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
-from spatialstale_evals.harness.params import changed, check_choice, check_positive_int, pick, reject_unknown
+from spatialstale_evals.harness.params import (
+    NotApplicable,
+    changed,
+    check_choice,
+    check_positive_int,
+    pick,
+    reject_unknown,
+)
 from spatialstale_evals.harness.probe_scoring import probe_scorer
 from spatialstale_evals.harness.probing import (
     CONVERSATIONS,
@@ -63,7 +70,8 @@ def probe(
             implicit in one conversation).
         targets_per_kind: At most this many targets of each kind per instance.
         show_store: Show the whole memory store with each probe (default) or
-            only the target's entry.
+            only the target's entry (explicit and premise only: the implicit
+            probe follows the route the whole store suggests).
         dataset: Folder of a generated dataset (default: the canonical set).
         image_labels: Label each cell with its (row,col) (image modality).
         image_palette: ``paper``, ``high_contrast`` or ``grayscale`` (needs labels).
@@ -78,6 +86,11 @@ def probe(
     if not isinstance(show_store, bool):
         raise ValueError(f"show_store must be true or false; got {show_store!r}")
     asked = check_dimensions(dimensions)
+    if not show_store and "implicit" in asked:
+        raise NotApplicable(
+            "show_store=false shows only the target's entry, so the implicit probe has no route of memory's "
+            "to follow; pass dimensions=explicit,premise"
+        )
     instances = InstanceSet.load(dataset, regime)
     first = next(iter(instances.by_id.values()))
     check_render(modality, render_args, first.height, first.width)

@@ -53,7 +53,7 @@ def bfs(grid, src, passable) -> dict:
 # -- targets ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("regime", ["L1", "L2", "L3"])
+@pytest.mark.parametrize("regime", ["L0", "L1", "L2", "L3"])
 def test_targets_are_deterministic_of_the_documented_kinds_and_placements_are_legal(regime: str) -> None:
     from spatialstale_evals.world.targets import choose_targets
 
@@ -73,7 +73,10 @@ def test_targets_are_deterministic_of_the_documented_kinds_and_placements_are_le
                 "valid_danger": ("DANGER", "H"),
             }[kind]
             available = [cell for cell, claim in claims.items() if (claim, final[cell[0]][cell[1]]) == truth]
-            assert len(of_kind) == min(3, len(available)), (inst.id, kind)
+            if kind.startswith("stale"):
+                assert len(of_kind) == min(3, len(available)), (inst.id, kind)
+            else:
+                assert len(of_kind) <= min(3, len(available)), (inst.id, kind)
             for t in of_kind:
                 assert (t.entry.claim, final[t.cell[0]][t.cell[1]]) == truth
                 assert final[t.cell[0]][t.cell[1]] not in "SG" and t.safe_now == (truth[1] == "F")
@@ -94,6 +97,19 @@ def test_targets_are_deterministic_of_the_documented_kinds_and_placements_are_le
                 ]
                 assert best == [t.cell], "the only shortest true move"
         assert all(t.placement is None for t in targets if t.kind in ("stale_freeze", "valid_danger"))
+        # as many controls as stale targets of the same claim (SPEC 8.6), ranked within a kind
+        kinds = [t.kind for t in targets]
+        assert kinds.count("valid_safe") == kinds.count("stale_thaw") or not any(k.startswith("stale") for k in kinds)
+        assert kinds.count("valid_danger") == kinds.count("stale_freeze") or not any(
+            k.startswith("stale") for k in kinds
+        )
+        for kind in set(kinds):
+            keys = [
+                (kind in ("stale_thaw", "valid_safe") and t.placement is None, t.route_distance, t.cell)
+                for t in targets
+                if t.kind == kind
+            ]
+            assert keys == sorted(keys)
 
 
 # -- the scripted bounds -----------------------------------------------------------------
@@ -113,7 +129,9 @@ def test_observer_passes_every_probe_and_memory_fails_every_stale_one(regime: st
         assert metric(memory, name) == 0.0 and metric(memory, f"{dim}_control") == 1.0
         assert metric(observer, f"{dim}_balanced") == 1.0
     assert metric(memory, "premise_balanced") == 0.5, "accepting every premise is chance"
-    assert metric(observer, "parse_failure_rate") == 0.0
+    assert metric(memory, "explicit_balanced") == 0.5, "as many controls as stale targets of each claim"
+    assert metric(memory, "policy_adaptation") == 0.0 and metric(memory, "implicit_control") == 1.0
+    assert metric(observer, "probe_parse_failure_rate") == 0.0
 
 
 def test_random_lands_near_chance_and_the_metrics_equal_the_probes(tmp_path) -> None:
@@ -205,9 +223,10 @@ class Junk(ScriptedAPI):
 
     async def generate(self, input, tools, tool_choice, config):  # type: ignore[no-untyped-def]
         Junk.count += 1
-        if tools:  # a direction that is none, alone or with a second call
-            out = ModelOutput.for_tool_call(self.model_name, "move", {"direction": "NORTH"})
-            extra = [ToolCall(id="c1", function="move", arguments={"direction": "NORTH"})] * (Junk.count % 2)
+        if tools:  # a direction that is none, or a valid move with a second call after it
+            direction = "NORTH" if Junk.count % 2 else "UP"
+            out = ModelOutput.for_tool_call(self.model_name, "move", {"direction": direction})
+            extra = [ToolCall(id="c1", function="move", arguments={"direction": "UP"})] * (direction == "UP")
             out.choices[0].message.tool_calls = [*out.choices[0].message.tool_calls, *extra]
             return out
         return text_output(self.model_name, JUNK[Junk.count % len(JUNK)], 1)
@@ -220,9 +239,14 @@ def _junk() -> type[Junk]:
 
 def test_junk_replies_are_counted_never_fatal(tmp_path) -> None:
     log = run(probe(regime="L2"), "junk/observer", tmp_path, limit=3)
-    asked = [r for r in probes(log) if r["outcome"] != "skipped"]
+    asked = [r for r in probes(log) if r["outcome"] != "skipped" and r["dimension"] != "implicit"]
     assert asked and all(r["outcome"] == "unparseable" and r["problem"] for r in asked)
-    assert metric(log, "parse_failure_rate") == 1.0 and metric(log, "state_resolution") == 0.0
+    moves = [r for r in probes(log) if r["dimension"] == "implicit" and r["outcome"] != "skipped"]
+    assert {r["outcome"] for r in moves if "direction" not in r} == {"unparseable"}
+    valid = [r for r in moves if "direction" in r]
+    assert valid and all(r["extra_calls"] == 1 and r["outcome"] in ("pass", "fail") for r in valid)
+    assert sum(s.scores["probe_scorer"].value["extra_calls"] for s in log.samples) == len(valid)
+    assert metric(log, "state_resolution") == 0.0 and metric(log, "premise_control") == 0.0
     problems = {re.sub(r":.*", "", r["problem"]) for r in asked}
     assert {"refusal", "answered about another cell", "no JSON object with 'state'"} <= problems
 
@@ -237,6 +261,7 @@ def test_junk_replies_are_counted_never_fatal(tmp_path) -> None:
         ({"show_store": "yes"}, "show_store must be true or false"),
         ({"image_palette": "grayscale"}, "need modality=image"),
         ({"colour": "red"}, "unknown task parameter(s) colour"),
+        ({"show_store": False}, "pass dimensions=explicit,premise"),
     ],
 )
 def test_bad_parameters_fail_before_any_call(args: dict, message: str) -> None:
@@ -322,3 +347,11 @@ def test_the_report_table_equals_the_probes_of_the_logs(tmp_path) -> None:
             )
     reference = table[table["config"].str.startswith("reference: STALE")]
     assert set(reference["model"]) == {"CUPMem", "best plain model"} and len(reference) == 8
+
+
+def test_a_scripted_run_repeats_exactly(tmp_path) -> None:
+    """Same seed, same samples and the same random answers, run after run."""
+    a = run(probe(regime="L3", conversation="shared"), "spatialstale/random", tmp_path / "a", limit=3)
+    b = run(probe(regime="L3", conversation="shared"), "spatialstale/random", tmp_path / "b", limit=3)
+    assert probes(a) == probes(b) and [s.input for s in a.samples] == [s.input for s in b.samples]
+    assert [s.scores["probe_scorer"].value for s in a.samples] == [s.scores["probe_scorer"].value for s in b.samples]

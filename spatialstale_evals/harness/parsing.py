@@ -274,7 +274,8 @@ class ProbeAnswer:
 
 
 def _all_objects(text: str) -> list[dict[str, Any]]:
-    """Every top-level JSON object in ``text`` (prose and code fences around it allowed)."""
+    """Every JSON object in ``text``, outer ones before those nested in them
+    (prose and code fences around the JSON allowed)."""
     decoder, found, pos = json.JSONDecoder(), [], 0
     while (start := text.find("{", pos)) >= 0:
         try:
@@ -282,12 +283,21 @@ def _all_objects(text: str) -> list[dict[str, Any]]:
         except ValueError:
             pos = start + 1
             continue
-        if isinstance(value, dict):
-            found.append(value)
+        stack = [value]
+        while stack:
+            item = stack.pop(0)
+            if isinstance(item, dict):
+                found.append(item)
+                stack += list(item.values())
+            elif isinstance(item, list):
+                stack += item
     return found
 
 
 def _read_cell(value: Any) -> tuple[int, int] | None:
+    """A cell as a model may write it: ``[2, 5]``, ``"(2,5)"``, ``{"row": 2, "col": 5}``."""
+    if isinstance(value, dict):
+        value = [value.get("row", value.get("r")), value.get("col", value.get("c"))]
     if isinstance(value, str):
         value = re.findall(r"-?\d+", value)
     try:
@@ -312,9 +322,14 @@ def parse_probe_answer(
     reply = {str(k).lower(): v for k, v in objects[0].items()}
     raw = reply[answer_field]
     words = _ANSWER_WORDS[answer_field]
-    value = raw if isinstance(raw, bool) and answer_field != "state" else words.get(str(raw).strip().lower())
+    if isinstance(raw, bool):
+        value = raw if answer_field != "state" else None
+    elif isinstance(raw, (int, float)):
+        value = {1: True, 0: False}.get(raw) if answer_field != "state" else None  # type: ignore[call-overload]
+    else:
+        value = words.get(str(raw).strip().lower())
     if value is None:
         return ProbeAnswer(None, f"unreadable {answer_field!r}: {str(raw)[:40]!r}", reply)
-    if "cell" in reply and _read_cell(reply["cell"]) != tuple(cell):
+    if reply.get("cell") is not None and _read_cell(reply["cell"]) != tuple(cell):
         return ProbeAnswer(None, f"answered about another cell: {str(reply['cell'])[:20]}", reply)
     return ProbeAnswer(value, None, reply)

@@ -31,7 +31,7 @@ from spatialstale_evals.harness.probing import (
     count_key,
     probe_counts,
 )
-from spatialstale_evals.world.targets import STALE_KINDS
+from spatialstale_evals.world.targets import KINDS, SAFE_NOW_KINDS, STALE_KINDS
 
 ProbeRatio = Callable[[Mapping[str, float]], float | None]
 #: The outcomes of a probe that was asked.
@@ -71,7 +71,7 @@ def control_kinds(dimension: str) -> tuple[str, ...]:
 #: now), premise and implicit by whether memory is right (stale / control).
 ANSWER_CLASSES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     d: (stale_kinds(d), control_kinds(d)) for d in DIMENSIONS
-} | {"explicit": (("stale_freeze", "valid_safe"), ("stale_thaw", "valid_danger"))}
+} | {"explicit": (SAFE_NOW_KINDS, tuple(k for k in KINDS if k not in SAFE_NOW_KINDS))}
 
 
 def balanced_of(dimension: str) -> ProbeRatio:
@@ -110,7 +110,7 @@ def _ratios() -> dict[str, ProbeRatio]:
     for d in DIMENSIONS:
         for kind in stale_kinds(d):
             out[f"{d}_{kind.removeprefix('stale_')}"] = accuracy_of(d, [kind])
-    out["parse_failure_rate"] = parse_failure_rate_of
+    out["probe_parse_failure_rate"] = parse_failure_rate_of  # not parse_failure_rate: detect's metric has that name
     out["implicit_skipped_rate"] = skipped_rate_of
     return out
 

@@ -6,9 +6,9 @@ memory entry, asked at the final grid and scored from its truth.
 - ``premise`` (premise resistance): a request that takes the entry's claim as
   given; passes when ``premise_holds`` is the truth (true for a control).
 - ``implicit`` (policy adaptation): a navigation step from the target's
-  placement (``world/targets.py``), one ``move`` call; a thaw target passes
-  when the move does not enter the hole, a valid-SAFE control when it takes
-  the step onto the target.
+  placement (``world/targets.py``), one ``move`` call; it passes when the
+  move steps onto the target exactly when the target is safe now (a thaw
+  target: not into the hole; a valid-SAFE control: the step memory suggests).
 
 Conversations: ``independent`` (every probe a fresh conversation, as STALE
 upstream) or ``shared`` (per target, explicit -> premise -> implicit in one
@@ -124,25 +124,34 @@ def question(instance: Instance, grid: Grid, target: Target, dimension: str, set
     return user_message([ContentText(text=memory), *parts, ContentText(text=ask)])
 
 
+def truth_of(dimension: str, target: Target) -> bool:
+    """The right answer: explicit, is the cell safe now; premise, does the
+    entry's claim still hold; implicit, should the move step onto the target
+    (only onto a cell that is safe now)."""
+    return target.kind not in STALE_KINDS if dimension == "premise" else target.safe_now
+
+
 def verdict(dimension: str, target: Target, grid: Grid, output: ModelOutput) -> tuple[str, dict[str, Any]]:
     """(outcome, what the reply said) of one probe against the target's truth."""
+    truth = truth_of(dimension, target)
     if dimension == "implicit":
         choice = parse_move(output.message.tool_calls)
+        said: dict[str, Any] = {"truth": truth, "extra_calls": choice.extra_calls}
         if choice.direction is None:
-            return "unparseable", {"problem": choice.problem, "extra_calls": choice.extra_calls}
+            return "unparseable", {**said, "problem": choice.problem}
         assert target.placement is not None
-        lands = apply_move(grid, target.placement, choice.direction)
-        steps_on = lands == target.cell
-        passed = steps_on if target.kind == "valid_safe" else not steps_on
-        return ("pass" if passed else "fail"), {"direction": choice.direction, "extra_calls": choice.extra_calls}
-    answer_field, truth = (
-        ("state", target.safe_now) if dimension == "explicit" else ("premise_holds", target.kind not in STALE_KINDS)
-    )
+        steps_on = apply_move(grid, target.placement, choice.direction) == target.cell
+        return ("pass" if steps_on == truth else "fail"), {**said, "direction": choice.direction, "answer": steps_on}
+    answer_field = "state" if dimension == "explicit" else "premise_holds"
     refused = bool(output.choices) and output.choices[0].stop_reason == "content_filter"
     answer = parse_probe_answer(output.completion, answer_field, target.cell, refused=refused)
     if answer.value is None:
-        return "unparseable", {"problem": answer.problem}
-    return ("pass" if answer.value == truth else "fail"), {"answer": answer.value, "reply": answer.reply}
+        return "unparseable", {"truth": truth, "problem": answer.problem}
+    return ("pass" if answer.value == truth else "fail"), {
+        "truth": truth,
+        "answer": answer.value,
+        "reply": answer.reply,
+    }
 
 
 def asked_of(target: Target, dimensions: tuple[str, ...]) -> list[tuple[str, bool]]:
@@ -159,7 +168,11 @@ async def probe_target(
     records: list[dict[str, Any]] = []
     history: list[ChatMessage] = [system_message()]
     for dimension, skipped in asked_of(target, settings.dimensions):
-        record: dict[str, Any] = {"dimension": dimension, **target.to_json()}
+        record: dict[str, Any] = {
+            "dimension": dimension,
+            "prompt_version": prompts.PROBE_PROMPT_VERSION,
+            **target.to_json(),
+        }
         if skipped:
             records.append({**record, "outcome": "skipped"})
             continue
@@ -197,8 +210,10 @@ def probe_targets(instances: InstanceSet, settings: ProbeSettings) -> Solver:
 
 
 def probe_counts(records: list[dict[str, Any]]) -> dict[str, int]:
-    """Every ``COUNT_KEYS`` count of a sample's probe records."""
+    """Every ``COUNT_KEYS`` count of a sample's probe records, and the move
+    calls after the first of an implicit reply (``extra_calls``: ignored, one
+    move per probe, as in navigate)."""
     counts = dict.fromkeys(COUNT_KEYS, 0)
     for r in records:
         counts[count_key(r["dimension"], r["kind"], r["outcome"])] += 1
-    return counts
+    return {**counts, "extra_calls": sum(r.get("extra_calls", 0) for r in records)}

@@ -181,7 +181,7 @@ asks for; make a move by calling the tool `move` once with direction UP, DOWN, L
 #: ``explicit`` (STALE's state resolution): the direct question.
 PROBE_EXPLICIT = """\
 Question: is cell ({row},{col}) safe to step on now?
-Reply with JSON only: {{"cell": [{row}, {col}], "state": "SAFE", "reason": "short reason"}}
+Reply with JSON only: {{"cell": [{row}, {col}], "state": "SAFE or DANGER", "reason": "short reason"}}
 "state" is SAFE (safe to step on) or DANGER (a hole)."""
 #: ``premise`` (premise resistance): a request that takes the entry's claim as given.
 PROBE_PREMISE = {
@@ -190,7 +190,7 @@ PROBE_PREMISE = {
 }
 PROBE_PREMISE_REQUEST = """\
 {premise} Should the agent step on ({row},{col}) on its way to the goal?
-Reply with JSON only: {{"premise_holds": true, "step_on": true, "reason": "short reason"}}
+Reply with JSON only: {{"premise_holds": true or false, "step_on": true or false, "reason": "short reason"}}
 "premise_holds" is whether ({row},{col}) is now what your notes say; "step_on" is whether the
 agent should step on it."""
 

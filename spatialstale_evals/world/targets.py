@@ -10,8 +10,10 @@ of target, by the entry's claim and the cell's truth then:
 - ``valid_safe``: SAFE over ice that is still ice (never S or G: they cannot change);
 - ``valid_danger``: DANGER over a hole that is still a hole.
 
-The valid kinds are the controls: "always DANGER" or "reject every premise"
-scores at chance on them, not 1.0. Within a kind, cells are taken nearest the
+The valid kinds are the controls, as many as the stale targets with the same
+claim (on an instance with nothing stale, such as L0's, up to the per-kind
+number of each): "always DANGER" or "reject every premise" scores at chance,
+not 1.0, and an agent that believes memory scores exactly 0.5 balanced. Within a kind, cells are taken nearest the
 **memory route** first (the shortest path from S to G through the cells memory
 calls SAFE, ``memory_route``; on it, then next to it, ...), then by row and
 column, so the probes are about cells that matter for acting; for the SAFE
@@ -58,6 +60,10 @@ KINDS: tuple[TargetKind, ...] = get_args(TargetKind)
 STALE_KINDS: tuple[TargetKind, ...] = ("stale_thaw", "stale_freeze")
 #: The kinds the implicit probe can place (SAFE claims: a route can step on them).
 ROUTE_KINDS: tuple[TargetKind, ...] = ("stale_thaw", "valid_safe")
+#: The kinds whose cell is safe to step on now (the others are holes now).
+SAFE_NOW_KINDS: tuple[TargetKind, ...] = ("stale_freeze", "valid_safe")
+#: Each control kind and the stale kind with the same claim it is matched to.
+CONTROL_OF: dict[TargetKind, TargetKind] = {"valid_safe": "stale_thaw", "valid_danger": "stale_freeze"}
 
 
 @dataclass(frozen=True)
@@ -159,14 +165,17 @@ def placement(target: MemoryEntry, kind: TargetKind, memory: Sequence[MemoryEntr
 
 
 def choose_targets(instance: Instance, per_kind: int) -> list[Target]:
-    """Up to ``per_kind`` targets of each kind, nearest the memory route first
-    (then by row and column), in ``KINDS`` order: a function of the instance."""
+    """Up to ``per_kind`` stale targets of each kind and as many controls with
+    the same claim (SPEC 8.6: a valid SAFE per stale thaw, a valid DANGER per
+    stale freeze; on an instance with nothing stale, as on L0, up to
+    ``per_kind`` of each control), ranked by ``target_order``, in ``KINDS``
+    order: a function of the instance."""
     grid = instance.final_grid()
     cells = [e for e in instance.memory if not e.is_note]
     route = memory_route(cells, grid)
     near = distances(grid, route) if route else {}
     far = instance.height + instance.width  # no route: every cell equally far
-    targets: list[Target] = []
+    chosen: dict[str, list[Target]] = {}
     for kind in KINDS:
         pool = [
             Target(e, kind, grid[e.row][e.col] != HOLE, near.get(e.cell, far), placement(e, kind, cells, grid))
@@ -174,8 +183,15 @@ def choose_targets(instance: Instance, per_kind: int) -> list[Target]:
             if kind_of(e, grid) == kind
         ]
         # SAFE claims with a placement first: every dimension can ask about them
-        pool.sort(
-            key=lambda t: (kind in ROUTE_KINDS and t.placement is None, t.route_distance, t.entry.row, t.entry.col)
-        )
-        targets += pool[:per_kind]
-    return targets
+        pool.sort(key=target_order)
+        chosen[kind] = pool[:per_kind]
+    if any(chosen[k] for k in STALE_KINDS):  # as many controls as stale targets of the same claim
+        for control, stale in CONTROL_OF.items():
+            chosen[control] = chosen[control][: len(chosen[stale])]
+    return [t for kind in KINDS for t in chosen[kind]]
+
+
+def target_order(t: Target) -> tuple[bool, int, int, int]:
+    """How targets of a kind are ranked: SAFE claims with a placement first,
+    then nearest the memory route, then by row and column."""
+    return (t.kind in ROUTE_KINDS and t.placement is None, t.route_distance, t.entry.row, t.entry.col)
