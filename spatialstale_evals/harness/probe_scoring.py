@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
+from inspect_ai.scorer import Metric, Score, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from spatialstale_evals.harness.counts import ratio
+from spatialstale_evals.harness.metrics import pooled
 from spatialstale_evals.harness.probing import (
     COUNT_KEYS,
     DIMENSION_KINDS,
@@ -119,14 +120,15 @@ def _ratios() -> dict[str, ProbeRatio]:
 PROBE_RATIOS: dict[str, ProbeRatio] = _ratios()
 
 
+class ProbeCounts:
+    """The probe counts as ``metrics.pooled`` sums them."""
+
+    total = staticmethod(total)
+
+
 def _metric(name: str, ratio_of: ProbeRatio) -> Metric:
     """The task metric ``name``: ``ratio_of`` over the sample counts summed (0.0 when undefined)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        value = ratio_of(total(s.score.value for s in scores))  # type: ignore[misc]
-        return 0.0 if value is None else value
-
-    return metric(name=name)(lambda: compute)()
+    return metric(name=name)(lambda: pooled(ratio_of, ProbeCounts))()
 
 
 PROBE_METRICS = [_metric(name, ratio_of) for name, ratio_of in PROBE_RATIOS.items()]

@@ -20,6 +20,7 @@ placement); the scorer counts them per dimension x target kind.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -37,11 +38,11 @@ from inspect_ai.tool import ToolInfo
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.navigation import MOVE_TOOL
-from spatialstale_evals.harness.observe import Observation, observation, observation_parts, user_message
+from spatialstale_evals.harness.observe import Observation, Role, observation, observation_parts, user_message
 from spatialstale_evals.harness.params import check_choice
 from spatialstale_evals.harness.parsing import parse_move, parse_probe_answer
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
-from spatialstale_evals.world.grid import Grid, apply_move, goal_of, start_of
+from spatialstale_evals.world.grid import Cell, Grid, apply_move, goal_of, start_of
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.render import RenderStyle
 from spatialstale_evals.world.targets import KINDS, ROUTE_KINDS, STALE_KINDS, Target, choose_targets
@@ -51,8 +52,6 @@ DIMENSIONS: tuple[Dimension, ...] = get_args(Dimension)
 Conversation = Literal["independent", "shared"]
 CONVERSATIONS: tuple[Conversation, ...] = get_args(Conversation)
 OUTCOMES = ("pass", "fail", "unparseable", "skipped")
-#: The kinds each dimension asks about (implicit: only SAFE claims can be a route step).
-DIMENSION_KINDS: dict[str, tuple[str, ...]] = {"explicit": KINDS, "premise": KINDS, "implicit": ROUTE_KINDS}
 #: Store key of the per-probe records the scorer reads.
 PROBES_KEY = "probe_records"
 
@@ -91,10 +90,6 @@ def count_key(dimension: str, kind: str, outcome: str) -> str:
     return f"{dimension}_{kind}_{outcome}"
 
 
-#: Every count a probe sample records (zeros included: the same keys in every sample).
-COUNT_KEYS = tuple(count_key(d, k, o) for d in DIMENSIONS for k in DIMENSION_KINDS[d] for o in OUTCOMES)
-
-
 def system_message() -> ChatMessageSystem:
     return ChatMessageSystem(content=f"{prompts.NAVIGATE_RULES}\n{prompts.PROBE_TURN}")
 
@@ -104,60 +99,110 @@ def _memory_text(instance: Instance, target: Target, show_store: bool) -> str:
     return prompts.NAVIGATE_MEMORY.format(count=len(shown), entries="\n".join(e.text for e in shown))
 
 
+def _ask_explicit(instance: Instance, grid: Grid, target: Target) -> tuple[Cell, str]:
+    return start_of(grid), prompts.PROBE_EXPLICIT.format(row=target.cell[0], col=target.cell[1])
+
+
+def _ask_premise(instance: Instance, grid: Grid, target: Target) -> tuple[Cell, str]:
+    (row, col) = target.cell
+    premise = prompts.PROBE_PREMISE[target.entry.claim].format(row=row, col=col)
+    return start_of(grid), prompts.PROBE_PREMISE_REQUEST.format(premise=premise, row=row, col=col)
+
+
+def _ask_implicit(instance: Instance, grid: Grid, target: Target) -> tuple[Cell, str]:
+    agent, goal = target.placement, goal_of(grid)
+    assert agent is not None
+    step = prompts.NAVIGATE_STEP.format(
+        row=agent[0], col=agent[1], goal_row=goal[0], goal_col=goal[1], steps_left=instance.max_steps
+    )
+    return agent, step
+
+
+def _judge_answer(answer_field: str) -> Callable[[Target, Grid, ModelOutput, bool], tuple[str, dict[str, Any]]]:
+    """A judge of a JSON answer whose ``answer_field`` must be the truth."""
+
+    def judge(target: Target, grid: Grid, output: ModelOutput, truth: bool) -> tuple[str, dict[str, Any]]:
+        refused = bool(output.choices) and output.choices[0].stop_reason == "content_filter"
+        answer = parse_probe_answer(output.completion, answer_field, target.cell, refused=refused)
+        if answer.value is None:
+            return "unparseable", {"problem": answer.problem}
+        return ("pass" if answer.value == truth else "fail"), {"answer": answer.value, "reply": answer.reply}
+
+    return judge
+
+
+def _judge_move(target: Target, grid: Grid, output: ModelOutput, truth: bool) -> tuple[str, dict[str, Any]]:
+    """The first ``move`` call from the placement: right when it steps onto the target exactly when it should."""
+    choice = parse_move(output.message.tool_calls)
+    if choice.direction is None:
+        return "unparseable", {"problem": choice.problem, "extra_calls": choice.extra_calls}
+    assert target.placement is not None
+    steps_on = apply_move(grid, target.placement, choice.direction) == target.cell
+    said = {"direction": choice.direction, "answer": steps_on, "extra_calls": choice.extra_calls}
+    return ("pass" if steps_on == truth else "fail"), said
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One of STALE's questions: the target kinds it asks about, its ask (where
+    the agent stands, and the words), the right answer, how a reply is judged,
+    the tools it offers, and whether it needs the target's placement."""
+
+    kinds: tuple[str, ...]
+    ask: Callable[[Instance, Grid, Target], tuple[Cell, str]]
+    truth: Callable[[Target], bool]
+    judge: Callable[[Target, Grid, ModelOutput, bool], tuple[str, dict[str, Any]]]
+    role: Role = "audit"
+    tools: tuple[ToolInfo, ...] = ()
+    needs_placement: bool = False
+
+
+#: The three dimensions, in ``Dimension`` order (the order a shared conversation asks them).
+PROBES: dict[str, Probe] = {
+    # is the cell safe now? (the truth of the cell)
+    "explicit": Probe(KINDS, _ask_explicit, lambda t: t.safe_now, _judge_answer("state")),
+    # does the entry's claim still hold? (true for a control)
+    "premise": Probe(KINDS, _ask_premise, lambda t: t.kind not in STALE_KINDS, _judge_answer("premise_holds")),
+    # step onto the target exactly when it is safe now (only SAFE claims can be a route step)
+    "implicit": Probe(
+        ROUTE_KINDS, _ask_implicit, lambda t: t.safe_now, _judge_move, "navigate", (MOVE_TOOL,), needs_placement=True
+    ),
+}
+if tuple(PROBES) != DIMENSIONS:
+    raise RuntimeError(f"harness.probing.PROBES {tuple(PROBES)} must follow Dimension {DIMENSIONS}")
+#: The kinds each dimension asks about.
+DIMENSION_KINDS: dict[str, tuple[str, ...]] = {name: probe.kinds for name, probe in PROBES.items()}
+
+
+#: Every count a probe sample records (zeros included: the same keys in every sample).
+COUNT_KEYS = tuple(count_key(d, k, o) for d in DIMENSIONS for k in DIMENSION_KINDS[d] for o in OUTCOMES)
+
+
 def question(instance: Instance, grid: Grid, target: Target, dimension: str, settings: ProbeSettings) -> ChatMessage:
     """The user turn of one probe: the memory, the observation, the ask."""
-    (row, col), memory = target.cell, _memory_text(instance, target, settings.show_store)
-    if dimension == "implicit":
-        agent, goal = target.placement, goal_of(grid)
-        assert agent is not None
-        ask = prompts.NAVIGATE_STEP.format(
-            row=agent[0], col=agent[1], goal_row=goal[0], goal_col=goal[1], steps_left=instance.max_steps
-        )
-        parts = observation_parts(grid, agent, settings.observation, "navigate")
-    else:
-        if dimension == "explicit":
-            ask = prompts.PROBE_EXPLICIT.format(row=row, col=col)
-        else:
-            premise = prompts.PROBE_PREMISE[target.entry.claim].format(row=row, col=col)
-            ask = prompts.PROBE_PREMISE_REQUEST.format(premise=premise, row=row, col=col)
-        parts = observation_parts(grid, start_of(grid), settings.observation, "audit")
+    probe = PROBES[dimension]
+    agent, ask = probe.ask(instance, grid, target)
+    parts = observation_parts(grid, agent, settings.observation, probe.role)
+    memory = _memory_text(instance, target, settings.show_store)
     return user_message([ContentText(text=memory), *parts, ContentText(text=ask)])
 
 
-def truth_of(dimension: str, target: Target) -> bool:
-    """The right answer: explicit, is the cell safe now; premise, does the
-    entry's claim still hold; implicit, should the move step onto the target
-    (only onto a cell that is safe now)."""
-    return target.kind not in STALE_KINDS if dimension == "premise" else target.safe_now
-
-
 def verdict(dimension: str, target: Target, grid: Grid, output: ModelOutput) -> tuple[str, dict[str, Any]]:
-    """(outcome, what the reply said) of one probe against the target's truth."""
-    truth = truth_of(dimension, target)
-    if dimension == "implicit":
-        choice = parse_move(output.message.tool_calls)
-        said: dict[str, Any] = {"truth": truth, "extra_calls": choice.extra_calls}
-        if choice.direction is None:
-            return "unparseable", {**said, "problem": choice.problem}
-        assert target.placement is not None
-        steps_on = apply_move(grid, target.placement, choice.direction) == target.cell
-        return ("pass" if steps_on == truth else "fail"), {**said, "direction": choice.direction, "answer": steps_on}
-    answer_field = "state" if dimension == "explicit" else "premise_holds"
-    refused = bool(output.choices) and output.choices[0].stop_reason == "content_filter"
-    answer = parse_probe_answer(output.completion, answer_field, target.cell, refused=refused)
-    if answer.value is None:
-        return "unparseable", {"truth": truth, "problem": answer.problem}
-    return ("pass" if answer.value == truth else "fail"), {
-        "truth": truth,
-        "answer": answer.value,
-        "reply": answer.reply,
-    }
+    """(outcome, what the reply said, with the truth) of one probe."""
+    probe = PROBES[dimension]
+    truth = probe.truth(target)
+    outcome, said = probe.judge(target, grid, output, truth)
+    return outcome, {"truth": truth, **said}
 
 
 def asked_of(target: Target, dimensions: tuple[str, ...]) -> list[tuple[str, bool]]:
     """The dimensions that ask about ``target``, in order, each with whether it
-    is skipped (implicit without a placement)."""
-    return [(d, d == "implicit" and target.placement is None) for d in dimensions if target.kind in DIMENSION_KINDS[d]]
+    is skipped (a probe that needs a placement, on a target without one)."""
+    return [
+        (d, PROBES[d].needs_placement and target.placement is None)
+        for d in dimensions
+        if target.kind in PROBES[d].kinds
+    ]
 
 
 async def probe_target(
@@ -178,7 +223,7 @@ async def probe_target(
             continue
         user = question(instance, grid, target, dimension, settings)
         messages = [*history, user] if settings.conversation == "shared" else [system_message(), user]
-        tools: list[ToolInfo] = [MOVE_TOOL] if dimension == "implicit" else []
+        tools: list[ToolInfo] = list(PROBES[dimension].tools)
         output = await model.generate(messages, tools=tools, config=GenerateConfig(parallel_tool_calls=False))
         outcome, said = verdict(dimension, target, grid, output)
         records.append(

@@ -34,7 +34,14 @@ from spatialstale_evals.harness.memory_view import Decision
 from spatialstale_evals.harness.navigation import MOVE_TOOL, NavigationSettings, step_message
 from spatialstale_evals.harness.observe import Observation, settings_from
 from spatialstale_evals.harness.params import defaults
-from spatialstale_evals.harness.probing import ProbeSettings, asked_of, check_dimensions, question, system_message
+from spatialstale_evals.harness.probing import (
+    PROBES,
+    ProbeSettings,
+    asked_of,
+    check_dimensions,
+    question,
+    system_message,
+)
 from spatialstale_evals.harness.provider import count_input_tokens, count_text_tokens, last_prompt
 from spatialstale_evals.harness.scripted import audit_reply, probe_reply
 from spatialstale_evals.harness.strategies import MOMENTS, STRATEGIES, JudgeRequest, MemoryPolicy, Moment
@@ -263,7 +270,7 @@ def estimate_probe(instances: Sequence[Instance], **args: Any) -> Cost:
             for dimension in (d for d, skipped in asked_of(target, s.dimensions) if not skipped):
                 user = question(inst, grid, target, dimension, s)
                 messages = [*history, user] if s.conversation == "shared" else [system_message(), user]
-                tools = [MOVE_TOOL] if dimension == "implicit" else []
+                tools = list(PROBES[dimension].tools)
                 reply = "" if tools else (probe_reply("observer", last_prompt(messages)) or "")
                 out = MOVE_OUTPUT_TOKENS if tools else count_text_tokens(reply)
                 total += Cost(1, count_input_tokens(messages, tools), out)
