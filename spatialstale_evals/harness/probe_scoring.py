@@ -28,6 +28,7 @@ from spatialstale_evals.harness.probing import (
     COUNT_KEYS,
     DIMENSION_KINDS,
     DIMENSIONS,
+    PROBES,
     PROBES_KEY,
     count_key,
     probe_counts,
@@ -98,14 +99,10 @@ def skipped_rate_of(c: Mapping[str, float]) -> float | None:
     return ratio(summed(c, "implicit", kinds, ["skipped"]), summed(c, "implicit", kinds, [*ASKED, "skipped"]))
 
 
-#: STALE's names for the accuracy on stale targets, per dimension.
-NAMED = {"explicit": "state_resolution", "premise": "premise_resistance", "implicit": "policy_adaptation"}
-
-
 def _ratios() -> dict[str, ProbeRatio]:
     out: dict[str, ProbeRatio] = {}
     for d in DIMENSIONS:
-        out[NAMED[d]] = accuracy_of(d, stale_kinds(d))
+        out[PROBES[d].stale_metric] = accuracy_of(d, stale_kinds(d))  # STALE's name for it
         out[f"{d}_control"] = accuracy_of(d, control_kinds(d))
         out[f"{d}_balanced"] = balanced_of(d)
     for d in DIMENSIONS:

@@ -144,10 +144,12 @@ def _judge_move(target: Target, grid: Grid, output: ModelOutput, truth: bool) ->
 
 @dataclass(frozen=True)
 class Probe:
-    """One of STALE's questions: the target kinds it asks about, its ask (where
-    the agent stands, and the words), the right answer, how a reply is judged,
-    the tools it offers, and whether it needs the target's placement."""
+    """One of STALE's questions: STALE's name for its accuracy on stale
+    targets (the metric), the target kinds it asks about, its ask (where the
+    agent stands, and the words), the right answer, how a reply is judged, the
+    tools it offers, and whether it needs the target's placement."""
 
+    stale_metric: str
     kinds: tuple[str, ...]
     ask: Callable[[Instance, Grid, Target], tuple[Cell, str]]
     truth: Callable[[Target], bool]
@@ -160,12 +162,21 @@ class Probe:
 #: The three dimensions, in ``Dimension`` order (the order a shared conversation asks them).
 PROBES: dict[str, Probe] = {
     # is the cell safe now? (the truth of the cell)
-    "explicit": Probe(KINDS, _ask_explicit, lambda t: t.safe_now, _judge_answer("state")),
+    "explicit": Probe("state_resolution", KINDS, _ask_explicit, lambda t: t.safe_now, _judge_answer("state")),
     # does the entry's claim still hold? (true for a control)
-    "premise": Probe(KINDS, _ask_premise, lambda t: t.kind not in STALE_KINDS, _judge_answer("premise_holds")),
+    "premise": Probe(
+        "premise_resistance", KINDS, _ask_premise, lambda t: t.kind not in STALE_KINDS, _judge_answer("premise_holds")
+    ),
     # step onto the target exactly when it is safe now (only SAFE claims can be a route step)
     "implicit": Probe(
-        ROUTE_KINDS, _ask_implicit, lambda t: t.safe_now, _judge_move, "navigate", (MOVE_TOOL,), needs_placement=True
+        "policy_adaptation",
+        ROUTE_KINDS,
+        _ask_implicit,
+        lambda t: t.safe_now,
+        _judge_move,
+        role="navigate",
+        tools=(MOVE_TOOL,),
+        needs_placement=True,
     ),
 }
 if tuple(PROBES) != DIMENSIONS:
