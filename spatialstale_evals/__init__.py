@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what the lazy exports below resolve to, for readers and type checkers
     from spatialstale_evals.detect import detect
     from spatialstale_evals.navigate import navigate
+    from spatialstale_evals.probe import probe
 
-__all__ = ["detect", "navigate"]
+__all__ = ["detect", "navigate", "probe"]
 
 #: The @task functions, each defined in the module of the same name (``eval.yaml``
 #: lists the same; a conformance test checks it).

@@ -93,6 +93,18 @@ DIRECTION_RECALL: dict[tuple[str, str, str, str], tuple[float, int]] = {
 
 ALPHA = 0.001  # the paper's significance level for the paired tests
 
+#: Not this paper: STALE's reported pass rates (Chao et al., 2026, upstream
+#: README; ``shared/reference/sister-studies.md``), a different benchmark
+#: (conversational memory, an LLM judge), shown beside the probe table for
+#: orientation only. (system, conflict type) -> dimension -> pass rate; the best
+#: plain model's report gives only premise resistance.
+STALE_REFERENCE: dict[tuple[str, str], dict[str, float]] = {
+    ("CUPMem", "T1"): {"explicit": 0.91, "premise": 0.78, "implicit": 0.32},
+    ("CUPMem", "T2"): {"explicit": 0.89, "premise": 0.75, "implicit": 0.43},
+    ("best plain model", "T1"): {"premise": 0.30},
+    ("best plain model", "T2"): {"premise": 0.14},
+}
+
 #: Detection cost per instance (GPT-4o, L1, text), batch size B -> (calls, tokens).
 DETECTION_COST: dict[int, tuple[int, int]] = {1: (64, 18_700), 10: (7, 3_100), 20: (4, 2_200)}
 

@@ -34,6 +34,7 @@ from inspect_ai.util import registry_create
 import spatialstale_evals
 from spatialstale_evals.detect import TASK_VERSION as DETECT_VERSION
 from spatialstale_evals.navigate import TASK_VERSION as NAVIGATE_VERSION
+from spatialstale_evals.probe import TASK_VERSION as PROBE_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -41,7 +42,7 @@ EVAL_YAML = ROOT / "spatialstale_evals" / "eval.yaml"
 PACKAGE = "spatialstale_evals"
 
 TASKS: tuple[Callable[..., Any], ...] = tuple(spatialstale_evals.task_functions().values())
-TASK_VERSIONS = {"detect": DETECT_VERSION, "navigate": NAVIGATE_VERSION}
+TASK_VERSIONS = {"detect": DETECT_VERSION, "navigate": NAVIGATE_VERSION, "probe": PROBE_VERSION}
 
 BEGIN = "<!-- Parameters: Automatically Generated -->"
 END = "<!-- /Parameters: Automatically Generated -->"
@@ -228,7 +229,7 @@ def readme_task_arguments(text: str) -> list[tuple[str, str]]:
 
 def test_readme_task_arguments_are_task_parameters() -> None:
     arguments = readme_task_arguments(README.read_text(encoding="utf-8"))
-    assert {task for task, _ in arguments} == {fn.__name__ for fn in TASKS}, "README shows -T for both tasks"
+    assert {task for task, _ in arguments} == {fn.__name__ for fn in TASKS}, "README shows -T for every task"
     parameters = {fn.__name__: set(inspect.signature(fn).parameters) for fn in TASKS}
     wrong = sorted({(task, name) for task, name in arguments if name not in parameters[task]})
     assert not wrong, f"README passes -T arguments that are not task parameters: {wrong}"

@@ -36,7 +36,8 @@ def report_command(args: argparse.Namespace) -> int:
         print(report.terminal_text())
     print(
         f"wrote {report.markdown} and {len(report.plots)} plot(s) in {report.seconds:.1f} s "
-        f"({len(report.logset.detect)} detect samples, {len(report.logset.navigate)} navigate episodes)"
+        f"({len(report.logset.detect)} detect samples, {len(report.logset.navigate)} navigate episodes, "
+        f"{len(report.logset.probe)} probe samples)"
     )
     return 0
 
@@ -45,7 +46,7 @@ def add_subcommands(subparsers: Any) -> None:
     """Add ``report`` to an argparse subparsers group."""
     rp = subparsers.add_parser(
         "report",
-        help="tables, paired tests and plots from a folder of detect/navigate logs",
+        help="tables, paired tests and plots from a folder of detect/navigate/probe logs",
         description="Read every spatialstale log under LOG_DIR and write OUT/REPORT.md plus PNG plots.",
     )
     rp.add_argument("log_dir", type=Path, metavar="LOG_DIR")

@@ -227,6 +227,23 @@ SPECS: dict[str, Spec] = {
         ("timeout", "timeout %", f1d),
         ("audit_calls", "audit calls / episode", f2d),
     ],
+    "probe": [
+        ("model", "model", text),
+        ("config", "config", text),
+        ("regime", "regime", text),
+        ("modality", "modality", text),
+        ("dimension", "dimension", text),
+        ("seeds", "seeds", integer),
+        ("stale_n", "stale N", integer),
+        ("stale_acc", "accuracy on stale", f3),
+        ("control_n", "control N", integer),
+        ("control_acc", "accuracy on controls", f3),
+        ("balanced", "balanced", f3),
+        ("thaw_acc", "thaw", f3),
+        ("freeze_acc", "freeze", f3),
+        ("unparseable", "unparseable", f3),
+        ("skipped", "skipped", integer),
+    ],
     "tax": [
         ("model", "model", text),
         ("config", "config", text),
@@ -269,6 +286,7 @@ TITLES = {
     "path_recall": "Path-conditioned detection recall",
     "benefit": "Benefit: success with and without memory on a clean regime (nothing stale)",
     "safety": "Safety: raw memory against audited, resolved and oracle memory (and their filter modes)",
+    "probe": "Probes: STALE's three dimensions on spatial memory, by model x regime x modality",
     "tax": "Trust gap: the stale-memory tax (death with raw memory minus death without) by memory factor",
     "inputs": "Logs read",
 }
@@ -297,6 +315,7 @@ MISSING = {
     "inputs": "No logs of this suite were found.",
     "benefit": "Needs navigate logs of no_filter and no_memory on L0 (same model, config and modality).",
     "safety": "Needs navigate logs of no_filter and of another strategy that shows memory, on a regime with changes.",
+    "probe": "No probe logs.",
     "tax": "Needs navigate logs of no_filter and no_memory (same model, config and modality) on a regime with changes.",
 }
 
@@ -314,6 +333,15 @@ NOTES = {
         "[mark] / [history] = the filter mode (how a judged entry is shown). Under partial observability an "
         "agent that looks before it steps cannot be walked into a hole, so the price shows as timeouts. Each "
         "p (Holm) is the paired test against no_filter, from the Wilcoxon table."
+    ),
+    "probe": (
+        "Accuracy = passed / asked (an unusable reply is asked and not passed; 'unparseable' is its share). "
+        "Stale: stale_thaw and stale_freeze targets (explicit: state resolution; premise: premise resistance; "
+        "implicit: policy adaptation, thaw only); controls: valid_safe and valid_danger (implicit: valid_safe). "
+        "Balanced: the mean accuracy over the two classes of right answer (explicit: safe now vs a hole now; "
+        "otherwise stale vs control), 0.5 for a one-answer agent. Skipped: implicit targets without a placement. "
+        "Rows marked 'reference: STALE' are the pass rates STALE reports for its own, conversational benchmark "
+        "(judged by an LLM, every probe about a changed fact): orientation, not a comparison."
     ),
     "tax": (
         "The Memory Trust Gap's headline quantity in SpatialSTALE's terms: how many more episodes end in a "

@@ -4,7 +4,7 @@ What gets counted:
 
 - Every ``.eval``/``.json`` log under the folder (recursively) is opened. A file
   that cannot be read (corrupt, truncated, not a log) or a log that is not
-  this suite's ``detect``/``navigate`` task is skipped with a warning naming
+  this suite's tasks (``detect``, ``navigate``, ``probe``) is skipped with a warning naming
   it (:class:`SkippedLog`; also listed in the report).
 - Logs are grouped into *configurations*: task, task version, model, model
   args, model roles and every task argument except ``epochs`` (the regime,
@@ -34,25 +34,23 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from inspect_ai.analysis import EvalColumn, SampleColumn, evals_df, samples_df
+from inspect_ai.analysis import EvalColumn, evals_df
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
 from spatialstale_evals import task_functions
+from spatialstale_evals.analysis.records import FAMILY_SPECS, read_samples
 from spatialstale_evals.harness.memory_text import FACTORS, SECTION_FACTORS
 from spatialstale_evals.harness.params import defaults
-from spatialstale_evals.harness.samples import INSTANCE_KEY
 from spatialstale_evals.metadata import task_version
 
 #: The suite's current task version: logs of another are kept apart.
 TASK_VERSION = task_version()
 
-#: The task families the report reads, by their scorer (a new task joins the report here).
-SCORERS = {"detect": "detection_scorer", "navigate": "navigation_scorer"}
-FAMILIES = tuple(SCORERS)
-
+#: The task families the report reads (``records.FAMILY_SPECS``: a new task joins the report there).
+FAMILIES = tuple(FAMILY_SPECS)
 #: Task arguments that are table dimensions (everything else that differs from
 #: the default makes a separate configuration, shown beside the model name).
-DIMENSIONS = {"detect": ("regime", "modality"), "navigate": ("regime", "strategy", "modality")}
+DIMENSIONS = {name: spec.dimensions for name, spec in FAMILY_SPECS.items()}
 #: Each task's parameter defaults, read off its signature: a log whose other
 #: arguments all equal these ran the paper's protocol.
 DEFAULT_ARGS: dict[str, dict[str, Any]] = {name: defaults(fn) for name, fn in task_functions().items()}
@@ -89,14 +87,6 @@ def arm(task_args: dict[str, Any]) -> str | None:
     return f"{strategy}[{','.join(extra)}]" if strategy and extra else strategy
 
 
-#: Sample fields not needed for the analysis (and by far the largest). A
-#: detect log's store is read: it holds the instance (``INSTANCE_KEY``).
-EXCLUDE_FIELDS = {
-    "detect": {"messages", "events", "attachments"},
-    "navigate": {"messages", "events", "attachments", "store"},
-}
-
-
 class SkippedLog(UserWarning):
     """A log file that was not used: unreadable, or not from this suite."""
 
@@ -110,12 +100,14 @@ class LogSet:
             ``model``, ``config``, ``key``, ``complete``, ``used_samples``).
         detect: One row per counted detect sample-epoch.
         navigate: One row per counted navigate episode.
+        probe: One row per counted probe sample-epoch (its counts).
         skipped: ``(path, reason)`` of every file that was not used.
     """
 
     evals: pd.DataFrame
     detect: pd.DataFrame
     navigate: pd.DataFrame
+    probe: pd.DataFrame
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -261,60 +253,6 @@ def eval_table(headers: list[EvalLog]) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
-def _score(sample: Any, family: str) -> Any:
-    return (sample.scores or {}).get(SCORERS[family])
-
-
-def _sample_columns(family: str) -> list[SampleColumn]:
-    def value(s: Any) -> str | None:
-        score = _score(s, family)
-        return json.dumps(score.value) if score is not None else None
-
-    def detail(s: Any) -> str | None:
-        score = _score(s, family)
-        if score is None:
-            return None
-        meta = score.metadata or {}
-        if family == "detect":
-            keep = {"windows": [{"step": w["step"], "flagged": w["flagged"]} for w in meta.get("windows", [])]}
-        else:
-            keep = {k: meta.get(k) for k in ("outcome", "trajectory", "death_cell")}
-        return json.dumps(keep)
-
-    columns = [
-        SampleColumn("id", path="id", required=True, type=str),
-        SampleColumn("epoch", path="epoch", required=True),
-        SampleColumn("error", path=lambda s: str(s.error.message) if s.error else "", full=True),
-        SampleColumn("seed", path="metadata.seed"),
-        SampleColumn("value", path=value, full=True),
-        SampleColumn("detail", path=detail, full=True),
-        SampleColumn(
-            "sample_tokens", path=lambda s: sum(u.total_tokens for u in (s.model_usage or {}).values()), full=True
-        ),
-    ]
-    if family == "detect":
-        columns.append(SampleColumn("instance", path=instance_json, full=True))
-        truth = SampleColumn("truth", path=lambda s: json.dumps((s.metadata or {}).get("windows", [])), full=True)
-        columns.append(truth)
-    return columns
-
-
-def instance_json(sample: Any) -> str:
-    """The sample's instance as JSON text: from the store (where the solvers
-    log it), or from the metadata in logs written before that."""
-    value = sample.store.get(INSTANCE_KEY) or sample.metadata.get("instance")
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def read_samples(path: str, family: str) -> pd.DataFrame:
-    """The samples of one log (scores, score metadata, instance) via ``samples_df``."""
-    with warnings.catch_warnings():
-        # inspect_ai's own use of a pandas keyword that pandas 3 deprecates
-        warnings.filterwarnings("ignore", message="The inplace keyword")
-        df = samples_df(path, columns=_sample_columns(family), quiet=True, exclude_fields=EXCLUDE_FIELDS[family])
-    return df.astype(object).where(df.notna(), None)
-
-
 def _covered(row: Any, seen: set[tuple[str, int]]) -> bool:
     planned = json.loads(row.sample_ids)
     return bool(planned) and all((sid, e) in seen for sid in planned for e in range(1, row.epochs + 1))
@@ -330,7 +268,6 @@ def _records(row: Any, samples: pd.DataFrame, seen: set[tuple[str, int]]) -> lis
             continue
         seen.add(ident)
         value = json.loads(s.value)
-        detail = json.loads(s.detail)
         rec: dict[str, Any] = {
             "model": row.model,
             "config": row.config,
@@ -344,21 +281,40 @@ def _records(row: Any, samples: pd.DataFrame, seen: set[tuple[str, int]]) -> lis
             "log": row.log,
             "sample_tokens": s.sample_tokens,
         }
-        if row.family == "detect":
-            rec.update(value)  # every key of the score (harness/counts.py records)
-            rec["f1"] = value.get("f1", 0.0)
-            rec["windows_flagged"] = detail["windows"]
-            rec["windows_truth"] = json.loads(s.truth)  # per window: step, thaw ids, freeze ids
-            rec["instance"] = json.loads(s.instance)
-        else:
-            rec["strategy"] = arm(task_args)
-            rec |= factor_levels(task_args, row)
-            rec.update(value)
-            rec["outcome"] = detail.get("outcome")
-            rec["trajectory"] = detail.get("trajectory") or []
-            rec["death_cell"] = detail.get("death_cell")
+        rec |= FIELDS[row.family](task_args, row, s, value, json.loads(s.detail))
         out.append(rec)
     return out
+
+
+def _detect_fields(task_args: dict[str, Any], row: Any, s: Any, value: dict, detail: dict) -> dict[str, Any]:
+    return {
+        **value,  # every key of the score (harness/counts.py records)
+        "f1": value.get("f1", 0.0),
+        "windows_flagged": detail["windows"],
+        "windows_truth": json.loads(s.truth),  # per window: step, thaw ids, freeze ids
+        "instance": json.loads(s.instance),
+    }
+
+
+def _navigate_fields(task_args: dict[str, Any], row: Any, s: Any, value: dict, detail: dict) -> dict[str, Any]:
+    return {
+        "strategy": arm(task_args),
+        **factor_levels(task_args, row),
+        **value,
+        "outcome": detail.get("outcome"),
+        "trajectory": detail.get("trajectory") or [],
+        "death_cell": detail.get("death_cell"),
+    }
+
+
+def _probe_fields(task_args: dict[str, Any], row: Any, s: Any, value: dict, detail: dict) -> dict[str, Any]:
+    return dict(value)  # the counts per dimension x kind x outcome (harness/probing.py)
+
+
+#: What a record of each family holds beyond the common fields.
+FIELDS = {"detect": _detect_fields, "navigate": _navigate_fields, "probe": _probe_fields}
+if FIELDS.keys() != FAMILY_SPECS.keys():  # a family added in records.py needs its fields here
+    raise RuntimeError(f"analysis.logs.FIELDS covers {sorted(FIELDS)}, the families are {sorted(FAMILY_SPECS)}")
 
 
 def factor_levels(task_args: dict[str, Any], row: Any) -> dict[str, Any]:
@@ -411,5 +367,6 @@ def load(log_dir: str | Path) -> LogSet:
         evals=evals,
         detect=pd.DataFrame(rows["detect"]),
         navigate=pd.DataFrame(rows["navigate"]),
+        probe=pd.DataFrame(rows["probe"]),
         skipped=skipped,
     )

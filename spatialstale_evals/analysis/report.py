@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from spatialstale_evals import TASKS, paper
-from spatialstale_evals.analysis import gap, inference, plots, tables, trust
+from spatialstale_evals.analysis import gap, inference, plots, probes, tables, trust
 from spatialstale_evals.analysis import logs as logs_mod
 from spatialstale_evals.analysis.layout import MAIN_TABLES, MISSING, NOTES, SPECS, TITLES, Spec
 
@@ -118,6 +118,7 @@ def compute_tables(
         "benefit": trust.benefit_table(navigation, tests),
         "safety": trust.safety_table(navigation, tests),
         "tax": gap.tax_table(nav, alpha, model_info),
+        "probe": probes.probe_table(logset.probe),
         "correlation": inference.correlation_table(det, nav),
         "path_recall": inference.path_recall_table(det, nav),
         "inputs": _inputs_table(logset.evals),
@@ -136,7 +137,8 @@ def render_markdown(
         "",
         f"Logs: `{log_dir}`; generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}. "
         f"{used} log(s) counted, {len(logset.evals) - used} superseded, {len(logset.skipped)} skipped; "
-        f"{len(logset.detect)} detect sample(s), {len(logset.navigate)} navigate episode(s).",
+        f"{len(logset.detect)} detect sample(s), {len(logset.navigate)} navigate episode(s), "
+        f"{len(logset.probe)} probe sample(s).",
         "",
         "Each (instance, epoch) of a configuration (task, model, model args and roles, task arguments other "
         "than epochs) is counted once, from the newest complete log that has it, else the newest partial one.",
@@ -147,6 +149,7 @@ def render_markdown(
         ("Navigation", ("navigation", "gain", "steps")),
         ("Memory that matters", ("benefit", "safety")),
         ("Trust gap", ("tax",)),
+        ("Probes", ("probe",)),
         ("Statistics", ("wilcoxon", "correlation", "path_recall")),
     ]
     for heading, names in sections:

@@ -16,7 +16,8 @@ does not notice.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
 
 from inspect_ai.scorer import Metric, SampleScore, aggregate, mean, metric, stderr
 
@@ -25,7 +26,13 @@ from spatialstale_evals.harness.counts import Counts, DetectionCounts, Navigatio
 Ratio = Callable[..., float | None]
 
 
-def pooled(ratio_of: Ratio, record: type[Counts]) -> Metric:
+class Summable(Protocol):
+    """A count record type: ``total`` sums score values into one record."""
+
+    def total(self, records: Iterable[Mapping[str, Any]]) -> Any: ...
+
+
+def pooled(ratio_of: Ratio, record: type[Counts] | Summable) -> Metric:
     """A task metric that sums every sample's counts into ``record`` and applies ``ratio_of``."""
 
     def compute(scores: list[SampleScore]) -> float:

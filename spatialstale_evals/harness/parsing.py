@@ -252,3 +252,84 @@ def parse_move(tool_calls: Sequence[Any] | None) -> MoveChoice:
     if direction not in ACTIONS:
         return MoveChoice(None, prompts.INVALID_DIRECTION.format(value=value), extra)
     return MoveChoice(direction, None, extra)
+
+
+# -- probe answers (the ``probe`` task) ------------------------------------------------
+
+#: How a probe's answer field reads as a yes/no: ``state`` SAFE/DANGER (is the
+#: cell safe?), ``premise_holds`` true/false.
+_ANSWER_WORDS: dict[str, dict[str, bool]] = {
+    "state": {"safe": True, "frozen": True, "ice": True, "danger": False, "dangerous": False, "hole": False},
+    "premise_holds": {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False},
+}
+
+
+@dataclass(frozen=True)
+class ProbeAnswer:
+    """The yes/no a probe reply gives (``value``), or why it gives none (``problem``)."""
+
+    value: bool | None
+    problem: str | None = None
+    reply: dict[str, Any] = field(default_factory=dict)
+
+
+def _all_objects(text: str) -> list[dict[str, Any]]:
+    """Every JSON object in ``text``, outer ones before those nested in them
+    (prose and code fences around the JSON allowed)."""
+    decoder, found, pos = json.JSONDecoder(), [], 0
+    while (start := text.find("{", pos)) >= 0:
+        try:
+            value, pos = decoder.raw_decode(text, start)
+        except ValueError:
+            pos = start + 1
+            continue
+        stack = [value]
+        while stack:
+            item = stack.pop(0)
+            if isinstance(item, dict):
+                found.append(item)
+                stack += list(item.values())
+            elif isinstance(item, list):
+                stack += item
+    return found
+
+
+def _read_cell(value: Any) -> tuple[int, int] | None:
+    """A cell as a model may write it: ``[2, 5]``, ``"(2,5)"``, ``{"row": 2, "col": 5}``."""
+    if isinstance(value, dict):
+        value = [value.get("row", value.get("r")), value.get("col", value.get("c"))]
+    if isinstance(value, str):
+        value = re.findall(r"-?\d+", value)
+    try:
+        r, c = (int(v) for v in value)
+    except (TypeError, ValueError):
+        return None
+    return r, c
+
+
+def parse_probe_answer(
+    text: str | None, answer_field: str, cell: tuple[int, int], refused: bool = False
+) -> ProbeAnswer:
+    """The first JSON object holding ``answer_field`` (a key of
+    ``_ANSWER_WORDS``), read leniently; a ``cell`` in it must be the one asked
+    about. Never raises: a reply without a usable answer says why."""
+    text = text or ""
+    objects = [o for o in _all_objects(text) if answer_field in {str(k).lower() for k in o}]
+    if not objects:
+        if refused or looks_like_refusal(text):
+            return ProbeAnswer(None, "refusal")
+        return ProbeAnswer(None, f"no JSON object with {answer_field!r}")
+    reply = {str(k).lower(): v for k, v in objects[0].items()}
+    raw = reply[answer_field]
+    words = _ANSWER_WORDS[answer_field]
+    if isinstance(raw, bool):
+        value = raw if answer_field != "state" else None
+    elif isinstance(raw, (int, float)):
+        value = {1: True, 0: False}.get(raw) if answer_field != "state" else None  # type: ignore[call-overload]
+    else:
+        value = words.get(str(raw).strip().lower())
+    if value is None:
+        return ProbeAnswer(None, f"unreadable {answer_field!r}: {str(raw)[:40]!r}", reply)
+    if reply.get("cell") is not None and _read_cell(reply["cell"]) != tuple(cell):
+        return ProbeAnswer(None, f"answered about another cell: {str(reply['cell'])[:20]}", reply)
+    return ProbeAnswer(value, None, reply)

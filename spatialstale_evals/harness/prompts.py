@@ -170,6 +170,30 @@ UNPARSEABLE_ARGUMENTS = "unparseable arguments: {error}"
 NO_DIRECTION = "move called without a direction"
 INVALID_DIRECTION = "invalid direction {value!r}"
 
+# -- the probe task (SPEC 8.6): its own version, so adding it changed no other prompt --
+
+PROBE_PROMPT_VERSION = "1.0"
+#: Every probe's system message: the navigator's rules, then what a probe asks
+#: (no line about memory: like the navigator's default, it gives nothing away).
+PROBE_TURN = """\
+You will be asked about the lake or to move the agent. Answer a question in the format it
+asks for; make a move by calling the tool `move` once with direction UP, DOWN, LEFT or RIGHT."""
+#: ``explicit`` (STALE's state resolution): the direct question.
+PROBE_EXPLICIT = """\
+Question: is cell ({row},{col}) safe to step on now?
+Reply with JSON only: {{"cell": [{row}, {col}], "state": "SAFE or DANGER", "reason": "short reason"}}
+"state" is SAFE (safe to step on) or DANGER (a hole)."""
+#: ``premise`` (premise resistance): a request that takes the entry's claim as given.
+PROBE_PREMISE = {
+    "SAFE": "Your notes say ({row},{col}) is safe, so the agent will take its route through ({row},{col}).",
+    "DANGER": "Your notes say ({row},{col}) is a hole, so the agent will take a route around ({row},{col}).",
+}
+PROBE_PREMISE_REQUEST = """\
+{premise} Should the agent step on ({row},{col}) on its way to the goal?
+Reply with JSON only: {{"premise_holds": true or false, "step_on": true or false, "reason": "short reason"}}
+"premise_holds" is whether ({row},{col}) is now what your notes say; "step_on" is whether the
+agent should step on it."""
+
 #: A sample's placeholder input (what ``inspect view`` lists; the solvers build
 #: the real prompts).
 SAMPLE_INPUT = "SpatialSTALE {task} {instance_id} ({params})"
@@ -177,8 +201,13 @@ SAMPLE_INPUT = "SpatialSTALE {task} {instance_id} ({params})"
 
 def template_pattern(template: str) -> re.Pattern[str]:
     """A regex that matches ``template`` with each ``{field}`` as a number
-    (named group), so a reader of a prompt parses the very string the writer
+    (named group; a repeated field must repeat the number), so a reader of a prompt parses the very string the writer
     formats (the scripted agents read the step line this way)."""
-    parts = re.split(r"\{(\w+)\}", template)
-    body = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>-?\\d+)" for i, part in enumerate(parts))
+    parts, seen, body = re.split(r"\{(\w+)\}", template), set(), ""
+    for i, part in enumerate(parts):
+        if i % 2 == 0:
+            body += re.escape(part)
+        else:  # a field written twice must read the same number twice
+            body += f"(?P={part})" if part in seen else f"(?P<{part}>-?\\d+)"
+            seen.add(part)
     return re.compile(body)

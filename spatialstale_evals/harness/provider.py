@@ -34,7 +34,7 @@ from inspect_ai.util import store
 
 from spatialstale_evals.harness.observe import Prompt
 from spatialstale_evals.harness.samples import EPISODE_KEY
-from spatialstale_evals.harness.scripted import POLICIES, audit_reply, move_choice
+from spatialstale_evals.harness.scripted import POLICIES, audit_reply, move_choice, probe_reply
 
 IMAGE_TOKENS = 255
 CHARS_PER_TOKEN = 4
@@ -96,7 +96,8 @@ def episode_salt() -> tuple[Any, ...] | None:
 
 
 class ScriptedAPI(ModelAPI):
-    """Answers audits with JSON verdicts and navigation prompts with one ``move`` call."""
+    """Answers audits with JSON verdicts, probe questions with a JSON answer
+    and navigation prompts (and implicit probes) with one ``move`` call."""
 
     def __init__(
         self,
@@ -132,4 +133,5 @@ class ScriptedAPI(ModelAPI):
             direction = move_choice(self.policy, prompt, self.seed, salt)
             call_id = "call_" + hashlib.sha256(prompt.text.encode()).hexdigest()[:12]
             return move_output(self.model_name, direction, call_id, usage_in)
-        return text_output(self.model_name, audit_reply(self.policy, prompt, self.seed, salt), usage_in)
+        reply = probe_reply(self.policy, prompt, self.seed, salt) or audit_reply(self.policy, prompt, self.seed, salt)
+        return text_output(self.model_name, reply, usage_in)

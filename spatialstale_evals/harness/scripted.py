@@ -34,7 +34,14 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from spatialstale_evals.harness.observe import Prompt, read_grid
-from spatialstale_evals.harness.prompts import AUDIT_CONTINUOUS, FILTER_HISTORY, NAVIGATE_STEP, template_pattern
+from spatialstale_evals.harness.prompts import (
+    AUDIT_CONTINUOUS,
+    FILTER_HISTORY,
+    NAVIGATE_STEP,
+    PROBE_EXPLICIT,
+    PROBE_PREMISE,
+    template_pattern,
+)
 from spatialstale_evals.world.grid import (
     ACTIONS,
     CELL_TYPES,
@@ -50,7 +57,7 @@ from spatialstale_evals.world.grid import (
     neighbours,
     shortest_path,
 )
-from spatialstale_evals.world.memory import DANGER, ENTRY_PATTERN, NOTE_PATTERN
+from spatialstale_evals.world.memory import DANGER, ENTRY_PATTERN, NOTE_PATTERN, SAFE
 from spatialstale_evals.world.observation import parse_position_line
 from spatialstale_evals.world.staleness import hazard
 
@@ -61,6 +68,9 @@ _STEP = template_pattern(NAVIGATE_STEP.split("\n", 1)[0])
 _CONTRADICTED = template_pattern(FILTER_HISTORY)
 #: The line of the continuous-output request that names its field (``audit.REQUESTS``).
 _CONTINUOUS = next(line for line in AUDIT_CONTINUOUS.splitlines() if line.startswith('"staleness"'))
+#: The probe questions, read with the patterns of their templates (``probe`` task).
+_EXPLICIT = template_pattern(PROBE_EXPLICIT.split("\n", 1)[0])
+_PREMISES = {claim: template_pattern(text) for claim, text in PROBE_PREMISE.items()}
 #: What each planner may step on: the observed safe types, and unknown cells at a cost.
 SEEN_SAFE = {kind for kind in CELL_TYPES if not hazard(kind)}
 
@@ -246,3 +256,31 @@ def move_choice(policy: str, prompt: Prompt, seed: int = 0, salt: object = None)
         return random_move(prompt, observed, agent, seed, salt)
     believe, passable = PLANNERS[policy]
     return plan(believe(prompt, observed, goal), agent, goal, passable)
+
+
+def _believed_safe(policy: str, prompt: Prompt, cell: Cell, seed: int, salt: object) -> bool:
+    """Whether the policy would step on ``cell``: on its belief (observer: the
+    observation, memory: its entries, mixed: both), or a coin for ``random``."""
+    if policy not in PLANNERS:
+        return _rng(seed, salt, prompt.text).random() < 0.5
+    _, goal = position(prompt)
+    believe, passable = PLANNERS[policy]
+    return believe(prompt, read_grid(prompt), goal)[cell[0]][cell[1]] in passable - {UNSEEN}
+
+
+def probe_reply(policy: str, prompt: Prompt, seed: int = 0, salt: object = None) -> str | None:
+    """The policy's JSON answer to an ``explicit`` or ``premise`` probe; None
+    for a prompt that asks neither. A premise holds when the cell is what the
+    policy believes the claim says (so ``memory`` accepts every premise)."""
+    asked, claim = _EXPLICIT.search(prompt.text), None
+    for premise, pattern in _PREMISES.items():
+        if asked is None and (found := pattern.search(prompt.text)):
+            asked, claim = found, premise
+    if asked is None:
+        return None
+    cell = (int(asked["row"]), int(asked["col"]))
+    safe = _believed_safe(policy, prompt, cell, seed, salt)
+    reason = f"({cell[0]},{cell[1]}) looks {'safe' if safe else 'like a hole'}"
+    if claim is None:
+        return json.dumps({"cell": list(cell), "state": SAFE if safe else DANGER, "reason": reason})
+    return json.dumps({"premise_holds": safe == (claim == SAFE), "step_on": safe, "reason": reason})

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inspect_ai.model import ChatMessageSystem
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem
 
 from spatialstale_evals import task_functions
 from spatialstale_evals.harness.audit import audit_messages, batches
@@ -34,14 +34,23 @@ from spatialstale_evals.harness.memory_view import Decision
 from spatialstale_evals.harness.navigation import MOVE_TOOL, NavigationSettings, step_message
 from spatialstale_evals.harness.observe import Observation, settings_from
 from spatialstale_evals.harness.params import defaults
+from spatialstale_evals.harness.probing import (
+    PROBES,
+    ProbeSettings,
+    asked_of,
+    check_dimensions,
+    question,
+    system_message,
+)
 from spatialstale_evals.harness.provider import count_input_tokens, count_text_tokens, last_prompt
-from spatialstale_evals.harness.scripted import audit_reply
+from spatialstale_evals.harness.scripted import audit_reply, probe_reply
 from spatialstale_evals.harness.strategies import MOMENTS, STRATEGIES, JudgeRequest, MemoryPolicy, Moment
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import Cell, Grid, goal_of, shortest_path, start_of
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import MemoryEntry
 from spatialstale_evals.world.observation import covers_grid, visible_grid
+from spatialstale_evals.world.targets import choose_targets
 
 #: Output of one ``move`` call as the scripted provider counts it (the longest direction).
 MOVE_OUTPUT_TOKENS = count_text_tokens("move" + json.dumps({"direction": "RIGHT"}))
@@ -241,3 +250,29 @@ def estimate_navigate(instances: Sequence[Instance], *, epochs: int, **args: Any
             cost = (walk + audits) * epochs
             low, high = (low + cost, high) if bound == "low" else (low, high + cost)
     return low, high
+
+
+def probe_settings(**args: Any) -> ProbeSettings:
+    """The settings of the probe task of these arguments (the rest at the task's defaults)."""
+    full = defaults(task_functions()["probe"]) | args
+    return settings_from(ProbeSettings, full | {"dimensions": check_dimensions(full["dimensions"])})
+
+
+def estimate_probe(instances: Sequence[Instance], **args: Any) -> Cost:
+    """Exact for the ``observer`` agent (and for any agent whose replies are as
+    long): every probe of every target, in its conversation, counted as the
+    scripted provider counts it."""
+    s, total = probe_settings(**args), Cost()
+    for inst in instances:
+        grid = inst.final_grid()
+        for target in choose_targets(inst, s.targets_per_kind):
+            history: list[ChatMessage] = [system_message()]
+            for dimension in (d for d, skipped in asked_of(target, s.dimensions) if not skipped):
+                user = question(inst, grid, target, dimension, s)
+                messages = [*history, user] if s.conversation == "shared" else [system_message(), user]
+                tools = list(PROBES[dimension].tools)
+                reply = "" if tools else (probe_reply("observer", last_prompt(messages)) or "")
+                out = MOVE_OUTPUT_TOKENS if tools else count_text_tokens(reply)
+                total += Cost(1, count_input_tokens(messages, tools), out)
+                history = [*messages, ChatMessageAssistant(content=reply)]
+    return total

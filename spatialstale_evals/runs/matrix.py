@@ -43,7 +43,7 @@ from spatialstale_evals.harness.observe import OBSERVATIONS
 from spatialstale_evals.harness.params import NotApplicable, choices, defaults, parameters
 from spatialstale_evals.harness.samples import load_instances
 from spatialstale_evals.harness.strategies import STRATEGIES
-from spatialstale_evals.runs.cost import Cost, estimate_detect, estimate_navigate
+from spatialstale_evals.runs.cost import Cost, estimate_detect, estimate_navigate, estimate_probe
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.regimes import REGIMES
 
@@ -209,8 +209,23 @@ def _navigate_tasks(
     return planned
 
 
+def _probe_tasks(
+    spec: MatrixSpec, regime: str, instances: Sequence[Instance], estimate: bool, skipped: list[str]
+) -> list[PlannedTask]:
+    """The probe task per modality (``--modalities``, as detect) and factor combination."""
+    planned = []
+    for modality, factors in itertools.product(spec.modalities, spec.crossed("probe")):
+        args = {"regime": regime, "modality": modality, "dataset": spec.dataset}
+        task = _planned("probe", args, factors, len(instances), 1, skipped)
+        if task is not None:
+            if estimate:
+                task.cost = task.cost_min = estimate_probe(instances, **args, **factors)
+            planned.append(task)
+    return planned
+
+
 #: How the matrix plans each task family it runs (a new task joins the matrix here).
-PLANNERS = {"detect": _detect_tasks, "navigate": _navigate_tasks}
+PLANNERS = {"detect": _detect_tasks, "navigate": _navigate_tasks, "probe": _probe_tasks}
 
 
 def plan(spec: MatrixSpec, estimate: bool = True) -> Plan:
@@ -248,7 +263,8 @@ def _cost_cells(low: Cost, high: Cost) -> str:
 
 PLAN_NOTE = (
     "Tokens are ceil(characters / 4) of the prompts the tasks build (255 per image), counted here without "
-    "any model call; a provider's tokenizer will differ somewhat. Detection figures are exact. Navigation "
+    "any model call; a provider's tokenizer will differ somewhat. Detection and probe figures are exact "
+    "(probe: for replies as long as the observer's). Navigation "
     "is a range: low = every episode walks a shortest path of the true grid (what a perfect agent costs; "
     "an agent that dies early costs less); high = an upper bound: every episode uses its full step "
     "budget (max_steps) and a re-auditing strategy audits after every scheduled L3 event. Under partial "

@@ -1,0 +1,59 @@
+"""The report's probe table: STALE's three dimensions per model, config,
+regime and modality, from the counts the probe scorer records, with the very
+ratios its task metrics use (``harness/probe_scoring.py``); and STALE's own
+reported pass rates beside them, marked as a different benchmark."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from spatialstale_evals import paper
+from spatialstale_evals.analysis.tables import nan, sort_table
+from spatialstale_evals.harness import probe_scoring as ps
+from spatialstale_evals.harness.counts import ratio
+from spatialstale_evals.harness.probing import DIMENSION_KINDS, DIMENSIONS
+
+GROUP = ["model", "config", "regime", "modality"]
+#: The config label of STALE's reference rows.
+REFERENCE = "reference: STALE, a different benchmark (conflict type in the regime column)"
+
+
+def _row(c: dict[str, float], dimension: str) -> dict[str, float]:
+    kinds = DIMENSION_KINDS[dimension]
+    asked = ps.summed(c, dimension, kinds, ps.ASKED)
+    return {
+        "dimension": dimension,
+        "asked": int(asked),
+        "stale_n": int(ps.summed(c, dimension, ps.stale_kinds(dimension), ps.ASKED)),
+        "stale_acc": nan(ps.accuracy_of(dimension, ps.stale_kinds(dimension))(c)),
+        "control_n": int(ps.summed(c, dimension, ps.control_kinds(dimension), ps.ASKED)),
+        "control_acc": nan(ps.accuracy_of(dimension, ps.control_kinds(dimension))(c)),
+        "balanced": nan(ps.balanced_of(dimension)(c)),
+        "thaw_acc": nan(ps.accuracy_of(dimension, ["stale_thaw"])(c)),
+        "freeze_acc": nan(ps.accuracy_of(dimension, ["stale_freeze"])(c)),
+        "unparseable": nan(ratio(ps.summed(c, dimension, kinds, ["unparseable"]), asked)),
+        "skipped": int(ps.summed(c, dimension, kinds, ["skipped"])),
+    }
+
+
+def reference_rows() -> list[dict[str, object]]:
+    """STALE's reported pass rates as rows of the table (accuracy on its conflicts: all stale)."""
+    return [
+        {"model": system, "config": REFERENCE, "regime": conflict, "modality": "text", "dimension": d, "stale_acc": v}
+        for (system, conflict), rates in paper.STALE_REFERENCE.items()
+        for d, v in rates.items()
+    ]
+
+
+def probe_table(probe: pd.DataFrame) -> pd.DataFrame:
+    """One row per model x config x regime x modality x dimension asked, then
+    STALE's reference rows (only beside some data of ours)."""
+    if probe.empty:
+        return pd.DataFrame()
+    rows = []
+    for key, g in probe.groupby(GROUP, sort=False):
+        c = ps.total(g.to_dict("records"))
+        cell = {**dict(zip(GROUP, key)), "seeds": g["instance_id"].nunique()}
+        rows += [{**cell, **_row(c, d)} for d in DIMENSIONS if ps.summed(c, d, DIMENSION_KINDS[d], ps.ASKED)]
+    ours = sort_table(pd.DataFrame(rows), {"dimension": DIMENSIONS})
+    return pd.concat([ours, pd.DataFrame(reference_rows())], ignore_index=True)

@@ -1,0 +1,118 @@
+"""SpatialSTALE ``probe``: STALE's three questions about single memory entries
+whose truth the environment knows, scored exactly (SPEC 8.6).
+
+    inspect eval spatialstale_evals/probe.py -T regime=L2 --model openai/gpt-4o
+    inspect eval spatialstale_evals/probe.py -T dimensions=premise -T conversation=shared --model ...
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai import Task, task
+
+from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
+from spatialstale_evals.harness.params import (
+    NotApplicable,
+    changed,
+    check_choice,
+    check_positive_int,
+    pick,
+    reject_unknown,
+)
+from spatialstale_evals.harness.probe_scoring import probe_scorer
+from spatialstale_evals.harness.probing import (
+    CONVERSATIONS,
+    Conversation,
+    ProbeSettings,
+    check_dimensions,
+    probe_targets,
+)
+from spatialstale_evals.harness.samples import InstanceSet
+from spatialstale_evals.metadata import task_version
+from spatialstale_evals.world.regimes import RegimeName
+from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
+
+TASK_VERSION = task_version()
+
+
+@task
+def probe(
+    regime: RegimeName = "L2",
+    modality: Modality = "text",
+    dimensions: str | list[str] = "all",
+    conversation: Conversation = "independent",
+    targets_per_kind: int = 3,
+    show_store: bool = True,
+    dataset: str | None = None,
+    image_labels: bool = True,
+    image_palette: PaletteName = "paper",
+    image_cell_px: int = CELL_PX,
+    image_marker: Marker = "triangle",
+    **unknown: Any,
+) -> Task:
+    """STALE's state resolution, premise resistance and policy adaptation, asked about spatial memory.
+
+    One sample per instance. Its targets are memory entries at the final grid
+    (every change and event applied; the agent at the start), up to
+    ``targets_per_kind`` of each kind (stale thaw, stale freeze, valid SAFE,
+    valid DANGER), nearest the route memory suggests; every dimension is one
+    model call per target (``world/targets.py``, ``harness/probing.py``).
+
+    Args:
+        regime: Which change regime's instances (``L0``: every target is a control).
+        modality: ``text`` or ``image`` observation.
+        dimensions: ``all``, or any of ``explicit``, ``premise``, ``implicit``
+            (a list, or comma-separated).
+        conversation: ``independent`` (each probe a fresh conversation, as
+            STALE upstream) or ``shared`` (per target, explicit -> premise ->
+            implicit in one conversation).
+        targets_per_kind: At most this many targets of each kind per instance.
+        show_store: Show the whole memory store with each probe (default) or
+            only the target's entry (explicit and premise only: the implicit
+            probe follows the route the whole store suggests).
+        dataset: Folder of a generated dataset (default: the canonical set).
+        image_labels: Label each cell with its (row,col) (image modality).
+        image_palette: ``paper``, ``high_contrast`` or ``grayscale`` (needs labels).
+        image_cell_px: Cell size in pixels (48: the paper's 384 px at 8x8).
+        image_marker: The agent as a ``triangle`` (the paper) or a square marked ``A`` (``letter``).
+    """
+    reject_unknown(probe, unknown)
+    render_args = pick(locals(), IMAGE_PARAMS)
+    check_choice("modality", modality, OBSERVATIONS)
+    check_choice("conversation", conversation, CONVERSATIONS)
+    check_positive_int("targets_per_kind", targets_per_kind)
+    if not isinstance(show_store, bool):
+        raise ValueError(f"show_store must be true or false; got {show_store!r}")
+    asked = check_dimensions(dimensions)
+    if not show_store and "implicit" in asked:
+        raise NotApplicable(
+            "show_store=false shows only the target's entry, so the implicit probe has no route of memory's "
+            "to follow; pass dimensions=explicit,premise"
+        )
+    instances = InstanceSet.load(dataset, regime)
+    first = next(iter(instances.by_id.values()))
+    check_render(modality, render_args, first.height, first.width)
+    params = {
+        "modality": modality,
+        "dimensions": list(asked),
+        "conversation": conversation,
+        "targets_per_kind": targets_per_kind,
+        "show_store": show_store,
+    }
+    settings = settings_from(ProbeSettings, {**params, "dimensions": asked} | render_args)
+    listed = {k: v for k, v in params.items() if k != "dimensions"} | changed(probe, render_args)
+    return Task(
+        dataset=instances.samples("probe", params | render_args, listed | {"dimensions": ",".join(asked)}),
+        solver=probe_targets(instances, settings),
+        scorer=probe_scorer(),
+        version=TASK_VERSION,
+        metadata={
+            "task_family": "probe",
+            "regime": regime,
+            "probe_prompt_version": prompts.PROBE_PROMPT_VERSION,
+            **params,
+            **render_args,
+        },
+    )
