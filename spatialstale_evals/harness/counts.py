@@ -56,6 +56,16 @@ def f1_from_counts(tp: float, fp: float, fn: float) -> float:
     return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
 
 
+def sum_keys(records: Iterable[Mapping[str, Any]], names: Sequence[str]) -> dict[str, float]:
+    """The sum of each of ``names`` over ``records`` (missing or NaN: 0)."""
+    sums = dict.fromkeys(names, 0.0)
+    for record in records:
+        for name in names:
+            value = record.get(name)
+            sums[name] += 0.0 if value is None or value != value else float(value)
+    return sums
+
+
 @dataclass(frozen=True)
 class Counts:
     """Summable counts; ``n`` is how many records were summed."""
@@ -66,15 +76,8 @@ class Counts:
     def total(cls: type[T], records: Iterable[Mapping[str, Any]]) -> T:
         """The field-wise sum of ``records`` (score values or table rows; keys
         that are not fields are ignored, missing ones count 0)."""
-        names = [f.name for f in fields(cls) if f.name != "n"]
-        sums = dict.fromkeys(names, 0.0)
-        n = 0
-        for record in records:
-            n += 1
-            for name in names:
-                value = record.get(name)
-                sums[name] += 0.0 if value is None or value != value else float(value)  # missing or NaN: 0
-        return cls(n=n, **sums)
+        records = list(records)
+        return cls(n=len(records), **sum_keys(records, [f.name for f in fields(cls) if f.name != "n"]))
 
 
 @dataclass(frozen=True)

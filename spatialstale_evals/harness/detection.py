@@ -14,7 +14,7 @@ from spatialstale_evals.harness.audit import audit_entries
 from spatialstale_evals.harness.counts import PARSE_KEYS, confusion, detection_value
 from spatialstale_evals.harness.memory_text import MemoryStyle, written
 from spatialstale_evals.harness.metrics import DETECTION_METRICS
-from spatialstale_evals.harness.observe import Observation, observation
+from spatialstale_evals.harness.observe import Observed
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
 from spatialstale_evals.world.instance import Instance, Window
 from spatialstale_evals.world.render import RenderStyle
@@ -24,7 +24,7 @@ WINDOWS_KEY = "detect_windows"
 
 
 @dataclass(frozen=True)
-class DetectionSettings:
+class DetectionSettings(Observed):
     """Everything a detect task fixes for its samples: its parameters, as
     validated by the task. No defaults here: they are the task's
     (``harness.params.defaults``), in one place."""
@@ -36,10 +36,6 @@ class DetectionSettings:
     memory_style: MemoryStyle
     distractors: int
     render: RenderStyle
-
-    @property
-    def observation(self) -> Observation:
-        return observation(self.modality, self.render)
 
 
 async def audit_window(model: Model, instance: Instance, window: Window, settings: DetectionSettings) -> dict[str, Any]:

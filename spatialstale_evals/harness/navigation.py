@@ -45,7 +45,7 @@ from spatialstale_evals.harness.episode import (
 from spatialstale_evals.harness.memory_text import MemoryFraming, MemoryPosition, MemoryStyle, system_prompt, written
 from spatialstale_evals.harness.memory_view import FilterMode
 from spatialstale_evals.harness.metrics import NAVIGATION_METRICS
-from spatialstale_evals.harness.observe import Observation, observation, observation_parts, user_message
+from spatialstale_evals.harness.observe import Observation, Observed, observation, observation_parts, user_message
 from spatialstale_evals.harness.parsing import parse_move
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
 from spatialstale_evals.harness.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
@@ -256,7 +256,7 @@ class Navigation:
 
 
 @dataclass(frozen=True)
-class NavigationSettings:
+class NavigationSettings(Observed):
     """Everything a navigate task fixes for its episodes: its parameters, as
     validated by the task (``view_radius`` already None when it covers the
     grid; ``max_steps`` None for each instance's own budget). No defaults
@@ -274,10 +274,6 @@ class NavigationSettings:
     memory_position: MemoryPosition
     distractors: int
     render: RenderStyle
-
-    @property
-    def observation(self) -> Observation:
-        return observation(self.modality, self.render)
 
 
 @solver

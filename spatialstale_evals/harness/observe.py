@@ -162,6 +162,18 @@ def settings_from(cls: type[T], args: Mapping[str, Any]) -> T:
     return cls(**{k: v for k, v in args.items() if k in names}, render=style_of(args))
 
 
+class Observed:
+    """Settings that name a ``modality`` and a ``render`` style (as
+    ``settings_from`` fills them): the observation they configure."""
+
+    modality: str
+    render: RenderStyle
+
+    @property
+    def observation(self) -> Observation:
+        return observation(self.modality, self.render)
+
+
 def check_render(modality: str, args: Mapping[str, Any], height: int, width: int) -> RenderStyle:
     """The rendering style of a task's ``image_*`` arguments, checked: a clear
     error for a bad value or a style that cannot draw a ``height`` x ``width``

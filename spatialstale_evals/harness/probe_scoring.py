@@ -22,7 +22,7 @@ from typing import Any
 from inspect_ai.scorer import Metric, Score, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from spatialstale_evals.harness.counts import ratio
+from spatialstale_evals.harness.counts import ratio, sum_keys
 from spatialstale_evals.harness.metrics import pooled
 from spatialstale_evals.harness.probing import (
     COUNT_KEYS,
@@ -42,12 +42,7 @@ ASKED = ("pass", "fail", "unparseable")
 
 def total(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     """The sum of every ``COUNT_KEYS`` count over ``records`` (missing or NaN: 0)."""
-    sums = dict.fromkeys(COUNT_KEYS, 0.0)
-    for record in records:
-        for key in COUNT_KEYS:
-            value = record.get(key)
-            sums[key] += 0.0 if value is None or value != value else float(value)
-    return sums
+    return sum_keys(records, COUNT_KEYS)
 
 
 def summed(c: Mapping[str, float], dimension: str, kinds: Iterable[str], outcomes: Iterable[str]) -> float:

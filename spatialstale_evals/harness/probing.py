@@ -38,7 +38,7 @@ from inspect_ai.tool import ToolInfo
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.navigation import MOVE_TOOL
-from spatialstale_evals.harness.observe import Observation, Role, observation, observation_parts, user_message
+from spatialstale_evals.harness.observe import Observed, Role, observation_parts, user_message
 from spatialstale_evals.harness.params import check_choice
 from spatialstale_evals.harness.parsing import parse_move, parse_probe_answer
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
@@ -57,7 +57,7 @@ PROBES_KEY = "probe_records"
 
 
 @dataclass(frozen=True)
-class ProbeSettings:
+class ProbeSettings(Observed):
     """Everything a probe task fixes for its samples (its parameters, validated by the task)."""
 
     modality: str
@@ -66,10 +66,6 @@ class ProbeSettings:
     targets_per_kind: int
     show_store: bool
     render: RenderStyle
-
-    @property
-    def observation(self) -> Observation:
-        return observation(self.modality, self.render)
 
 
 def check_dimensions(dimensions: object) -> tuple[str, ...]:

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem
+from inspect_ai.model import ChatMessage, ChatMessageSystem, ModelOutput
+from inspect_ai.tool import ToolInfo
 
 from spatialstale_evals import task_functions
 from spatialstale_evals.harness.audit import audit_messages, batches
@@ -34,16 +35,15 @@ from spatialstale_evals.harness.memory_view import Decision
 from spatialstale_evals.harness.navigation import MOVE_TOOL, NavigationSettings, step_message
 from spatialstale_evals.harness.observe import Observation, settings_from
 from spatialstale_evals.harness.params import defaults
-from spatialstale_evals.harness.probing import (
-    PROBES,
-    ProbeSettings,
-    asked_of,
-    check_dimensions,
-    question,
-    system_message,
+from spatialstale_evals.harness.probing import ProbeSettings, check_dimensions, probe_target
+from spatialstale_evals.harness.provider import (
+    count_input_tokens,
+    count_text_tokens,
+    last_prompt,
+    move_output,
+    text_output,
 )
-from spatialstale_evals.harness.provider import count_input_tokens, count_text_tokens, last_prompt
-from spatialstale_evals.harness.scripted import audit_reply, probe_reply
+from spatialstale_evals.harness.scripted import audit_reply, move_choice, probe_reply
 from spatialstale_evals.harness.strategies import MOMENTS, STRATEGIES, JudgeRequest, MemoryPolicy, Moment
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import Cell, Grid, goal_of, shortest_path, start_of
@@ -258,21 +258,34 @@ def probe_settings(**args: Any) -> ProbeSettings:
     return settings_from(ProbeSettings, full | {"dimensions": check_dimensions(full["dimensions"])})
 
 
+class ObserverModel:
+    """A stand-in for the model in ``probing.probe_target``: the scripted
+    ``observer``'s replies, counted as its provider counts them, summed."""
+
+    def __init__(self) -> None:
+        self.cost = Cost()
+
+    async def generate(self, input: list[ChatMessage], tools: Sequence[ToolInfo] = (), **_: Any) -> ModelOutput:
+        prompt, usage_in = last_prompt(input), count_input_tokens(input, list(tools))
+        if tools:
+            output = move_output("observer", move_choice("observer", prompt), "call_0", usage_in)
+        else:
+            output = text_output("observer", probe_reply("observer", prompt) or "", usage_in)
+        self.cost += Cost(1, usage_in, output.usage.output_tokens if output.usage else 0)
+        return output
+
+
 def estimate_probe(instances: Sequence[Instance], **args: Any) -> Cost:
     """Exact for the ``observer`` agent (and for any agent whose replies are as
-    long): every probe of every target, in its conversation, counted as the
-    scripted provider counts it."""
-    s, total = probe_settings(**args), Cost()
-    for inst in instances:
-        grid = inst.final_grid()
-        for target in choose_targets(inst, s.targets_per_kind):
-            history: list[ChatMessage] = [system_message()]
-            for dimension in (d for d, skipped in asked_of(target, s.dimensions) if not skipped):
-                user = question(inst, grid, target, dimension, s)
-                messages = [*history, user] if s.conversation == "shared" else [system_message(), user]
-                tools = list(PROBES[dimension].tools)
-                reply = "" if tools else (probe_reply("observer", last_prompt(messages)) or "")
-                out = MOVE_OUTPUT_TOKENS if tools else count_text_tokens(reply)
-                total += Cost(1, count_input_tokens(messages, tools), out)
-                history = [*messages, ChatMessageAssistant(content=reply)]
-    return total
+    long): the task's own probe loop, every target of every instance, against
+    ``ObserverModel``."""
+    s, model = probe_settings(**args), ObserverModel()
+
+    async def ask_all() -> None:
+        for inst in instances:
+            grid = inst.final_grid()
+            for target in choose_targets(inst, s.targets_per_kind):
+                await probe_target(model, inst, grid, target, s)  # type: ignore[arg-type]
+
+    asyncio.run(ask_all())
+    return model.cost

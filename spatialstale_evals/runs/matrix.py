@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -172,18 +172,8 @@ def _planned(
     return PlannedTask(family, args["regime"], args["modality"], strategy, samples, epochs, task, args, factors)
 
 
-def _detect_tasks(
-    spec: MatrixSpec, regime: str, instances: Sequence[Instance], estimate: bool, skipped: list[str]
-) -> list[PlannedTask]:
-    planned = []
-    for modality, factors in itertools.product(spec.modalities, spec.crossed("detect")):
-        args = {"regime": regime, "modality": modality, "batch_size": spec.batch_size, "dataset": spec.dataset}
-        task = _planned("detect", args, factors, len(instances), 1, skipped)
-        if task is not None:
-            if estimate:
-                task.cost = task.cost_min = estimate_detect(instances, **args, **factors)
-            planned.append(task)
-    return planned
+#: Plans one task family for one regime: (spec, regime, instances, estimate?, skipped) -> tasks.
+Planner = Callable[[MatrixSpec, str, Sequence[Instance], bool, list[str]], list[PlannedTask]]
 
 
 def _navigate_tasks(
@@ -209,23 +199,33 @@ def _navigate_tasks(
     return planned
 
 
-def _probe_tasks(
-    spec: MatrixSpec, regime: str, instances: Sequence[Instance], estimate: bool, skipped: list[str]
-) -> list[PlannedTask]:
-    """The probe task per modality (``--modalities``, as detect) and factor combination."""
-    planned = []
-    for modality, factors in itertools.product(spec.modalities, spec.crossed("probe")):
-        args = {"regime": regime, "modality": modality, "dataset": spec.dataset}
-        task = _planned("probe", args, factors, len(instances), 1, skipped)
-        if task is not None:
-            if estimate:
-                task.cost = task.cost_min = estimate_probe(instances, **args, **factors)
-            planned.append(task)
-    return planned
+def _run_once(family: str, own: Callable[[MatrixSpec], dict[str, Any]], cost: Callable[..., Cost]) -> Planner:
+    """The planner of a task run once per seed (no epochs, no strategy): one
+    task per modality (``--modalities``) and factor combination, its ``own``
+    matrix arguments besides, its exact ``cost``."""
+
+    def tasks(
+        spec: MatrixSpec, regime: str, instances: Sequence[Instance], estimate: bool, skipped: list[str]
+    ) -> list[PlannedTask]:
+        planned = []
+        for modality, factors in itertools.product(spec.modalities, spec.crossed(family)):
+            args = {"regime": regime, "modality": modality, **own(spec), "dataset": spec.dataset}
+            task = _planned(family, args, factors, len(instances), 1, skipped)
+            if task is not None:
+                if estimate:
+                    task.cost = task.cost_min = cost(instances, **args, **factors)
+                planned.append(task)
+        return planned
+
+    return tasks
 
 
 #: How the matrix plans each task family it runs (a new task joins the matrix here).
-PLANNERS = {"detect": _detect_tasks, "navigate": _navigate_tasks, "probe": _probe_tasks}
+PLANNERS: dict[str, Planner] = {
+    "detect": _run_once("detect", lambda spec: {"batch_size": spec.batch_size}, estimate_detect),
+    "navigate": _navigate_tasks,
+    "probe": _run_once("probe", lambda spec: {}, estimate_probe),
+}
 
 
 def plan(spec: MatrixSpec, estimate: bool = True) -> Plan:
