@@ -27,3 +27,10 @@ def eval_metadata() -> dict[str, Any]:
 def task_version() -> str:
     """The version of every task of the suite (``1-A``: comparability 1, revision A)."""
     return str(eval_metadata()["version"])
+
+
+def comparability(version: str) -> str:
+    """The part of a task version that says whether results compare (``3`` of
+    ``3-B``): the number changes when results stop being comparable, the
+    letter when only the interface changes (a new task, a new parameter)."""
+    return str(version).split("-", 1)[0]

@@ -94,16 +94,29 @@ DIRECTION_RECALL: dict[tuple[str, str, str, str], tuple[float, int]] = {
 ALPHA = 0.001  # the paper's significance level for the paired tests
 
 #: Not this paper: STALE's reported pass rates (Chao et al., 2026, upstream
-#: README; ``shared/reference/sister-studies.md``), a different benchmark
-#: (conversational memory, an LLM judge), shown beside the probe table for
-#: orientation only. (system, conflict type) -> dimension -> pass rate; the best
-#: plain model's report gives only premise resistance.
+#: README; ``shared/reference/sister-studies.md``), judged by upstream's own
+#: judge and rubric: shown beside the stale task's table (for a model of the
+#: same name) and the probe table, for orientation only. (system, conflict
+#: type or ``all``) -> STALE dimension (``dim1``..``dim3``) or ``overall`` (the
+#: mean of the six type x dimension cells) -> pass rate. The best plain model
+#: is not named in the sources; its report gives only premise resistance.
 STALE_REFERENCE: dict[tuple[str, str], dict[str, float]] = {
-    ("CUPMem", "T1"): {"explicit": 0.91, "premise": 0.78, "implicit": 0.32},
-    ("CUPMem", "T2"): {"explicit": 0.89, "premise": 0.75, "implicit": 0.43},
-    ("best plain model", "T1"): {"premise": 0.30},
-    ("best plain model", "T2"): {"premise": 0.14},
+    ("CUPMem", "T1"): {"dim1": 0.91, "dim2": 0.78, "dim3": 0.32},
+    ("CUPMem", "T2"): {"dim1": 0.89, "dim2": 0.75, "dim3": 0.43},
+    ("CUPMem", "all"): {"overall": 0.680},
+    ("best plain model", "T1"): {"dim2": 0.30},
+    ("best plain model", "T2"): {"dim2": 0.14},
+    ("best plain model", "all"): {"overall": 0.552},
+    ("GPT-4o-mini", "all"): {"overall": 0.087},
 }
+
+
+def stale_system(model: str) -> str | None:
+    """The system of STALE's published numbers a given Inspect model name is, if any
+    (``openai/gpt-4o-mini`` -> ``GPT-4o-mini``; ``openai/gpt-4o`` -> None)."""
+    name = model.lower()
+    return next((system for system, _ in STALE_REFERENCE if system.lower() in name), None)
+
 
 #: Detection cost per instance (GPT-4o, L1, text), batch size B -> (calls, tokens).
 DETECTION_COST: dict[int, tuple[int, int]] = {1: (64, 18_700), 10: (7, 3_100), 20: (4, 2_200)}

@@ -699,6 +699,17 @@ def test_logs_of_an_earlier_task_version_are_kept_apart(scripted: Path, tmp_path
     assert set(det["samples"]) == {SEEDS}, "each version's samples counted in its own row, once"
 
 
+def test_logs_of_a_version_with_the_same_number_are_pooled(scripted: Path, tmp_path: Path) -> None:
+    """3-A and 3-B differ in interface only (3-B added the stale task): their logs are one configuration."""
+    template = _template(scripted, "detect")
+    shutil.copy(_path(template), tmp_path)
+    old = template.model_copy(deep=True)
+    old.eval.task_version, old.eval.eval_id = template.eval.task_version.split("-")[0] + "-0", shortuuid.uuid()
+    write_eval_log(old, str(tmp_path / "old.eval"))
+    det = build_report(tmp_path, tmp_path / "out").tables["detection"]
+    assert list(det["config"]) == [""] and set(det["samples"]) == {SEEDS}, "one row, each sample once"
+
+
 def test_samples_stopped_by_a_limit_are_scored_and_reported(tmp_path: Path) -> None:
     """A ``--token-limit`` stops samples mid-way: Inspect still scores them, so
     the solvers leave their records (and the instance) in the store even then,

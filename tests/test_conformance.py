@@ -33,8 +33,10 @@ from inspect_ai.util import registry_create
 
 import spatialstale_evals
 from spatialstale_evals.detect import TASK_VERSION as DETECT_VERSION
+from spatialstale_evals.harness.stale_corpus import HUB_FILE, HUB_RECORDS, HUB_REPO
 from spatialstale_evals.navigate import TASK_VERSION as NAVIGATE_VERSION
 from spatialstale_evals.probe import TASK_VERSION as PROBE_VERSION
+from spatialstale_evals.stale import TASK_VERSION as STALE_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -42,7 +44,10 @@ EVAL_YAML = ROOT / "spatialstale_evals" / "eval.yaml"
 PACKAGE = "spatialstale_evals"
 
 TASKS: tuple[Callable[..., Any], ...] = tuple(spatialstale_evals.task_functions().values())
-TASK_VERSIONS = {"detect": DETECT_VERSION, "navigate": NAVIGATE_VERSION, "probe": PROBE_VERSION}
+TASK_VERSIONS = {"detect": DETECT_VERSION, "navigate": NAVIGATE_VERSION, "probe": PROBE_VERSION, "stale": STALE_VERSION}
+#: Tasks whose data is not in the package, with the arguments that run them on a
+#: fixture of ours, and the samples their published data has (eval.yaml counts those).
+EXTERNAL_DATA = {"stale": ({"path": str(Path(__file__).parent / "fixtures" / "stale_mini.json")}, HUB_RECORDS)}
 
 BEGIN = "<!-- Parameters: Automatically Generated -->"
 END = "<!-- /Parameters: Automatically Generated -->"
@@ -271,7 +276,11 @@ def test_eval_yaml_has_the_inspect_evals_fields(eval_yaml: dict[str, Any]) -> No
     assert eval_yaml["contributors"] and all(isinstance(c, str) and c for c in eval_yaml["contributors"])
     assert re.fullmatch(r"https://arxiv\.org/abs/\d{4}\.\d{4,5}", eval_yaml["arxiv"])
     assert re.fullmatch(r"\d+-[A-Z]", str(eval_yaml["version"]))
-    assert eval_yaml["external_assets"] == [], "the dataset ships in the repository; nothing is fetched"
+    # the spatial tasks' dataset ships in the package; only the stale task's corpus is fetched, on request
+    assert [(a["type"], a["source"], a["fetch_method"]) for a in eval_yaml["external_assets"]] == [
+        ("huggingface", HUB_REPO, "hf_hub_download")
+    ]
+    assert HUB_FILE in eval_yaml["external_assets"][0]["comment"]
     assert isinstance(eval_yaml.get("tags"), list) and eval_yaml["tags"]
     metadata = eval_yaml["metadata"]
     assert metadata.get("fast") is True and not metadata.get("sandbox"), "no sandbox, no GPU: fast"
@@ -288,8 +297,12 @@ def test_eval_yaml_tasks_are_registered_with_their_sample_counts(eval_yaml: dict
     for entry in eval_yaml["tasks"]:
         name = entry["name"]
         assert name in found, f"eval.yaml task {name!r} is not a @task of {PACKAGE} (found {sorted(found)})"
-        task = registry_create("task", f"{PACKAGE}/{name}")  # through the package's inspect_ai entry point
+        args, published = EXTERNAL_DATA.get(name, ({}, None))
+        task = registry_create("task", f"{PACKAGE}/{name}", **args)  # through the package's inspect_ai entry point
         assert task.version == eval_yaml["version"]
+        if published is not None:  # data from outside: the published count
+            assert entry["dataset_samples"] == published
+            continue
         assert entry["dataset_samples"] == len(task.dataset), (
             f"eval.yaml: {name} dataset_samples {entry['dataset_samples']} != {len(task.dataset)} "
             "samples in the task's default dataset"

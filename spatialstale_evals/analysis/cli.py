@@ -37,7 +37,7 @@ def report_command(args: argparse.Namespace) -> int:
     print(
         f"wrote {report.markdown} and {len(report.plots)} plot(s) in {report.seconds:.1f} s "
         f"({len(report.logset.detect)} detect samples, {len(report.logset.navigate)} navigate episodes, "
-        f"{len(report.logset.probe)} probe samples)"
+        f"{len(report.logset.probe)} probe samples, {len(report.logset.stale)} stale scenarios)"
     )
     return 0
 

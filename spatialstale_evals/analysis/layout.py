@@ -1,7 +1,8 @@
 """How the report shows each table: its columns (source, header, format),
 title, the note printed under it and the text shown when it has no data.
 
-Table names are the keys of ``analysis.report.compute_tables``.
+Table names are the keys of ``analysis.report.compute_tables``; the notes
+printed under the tables are in ``analysis/notes.py``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import Any
 import pandas as pd
 
 from spatialstale_evals import paper
-from spatialstale_evals.analysis.stats import METHOD_NOTES
 
 Fmt = Callable[[Any], str]
 
@@ -244,6 +244,34 @@ SPECS: dict[str, Spec] = {
         ("unparseable", "unparseable", f3),
         ("skipped", "skipped", integer),
     ],
+    "stale": [
+        ("model", "model", text),
+        ("config", "config", text),
+        ("judged_by", "judged by", text),
+        ("type", "type", text),
+        ("dimension", "dimension", text),
+        ("scenarios", "scenarios", integer),
+        ("judged", "judged", integer),
+        ("passed", "passed", integer),
+        ("accuracy", "accuracy", f3),
+        ("unscored", "unscored (judge failed)", integer),
+        ("unanswered", "unanswered", integer),
+        ("judge_failure_rate", "judge failure rate", f3),
+        ("upstream", "STALE as published", f3),
+    ],
+    "stale_probe": [
+        ("model", "model", text),
+        ("stale_config", "stale config", text),
+        ("probe_config", "probe config", text),
+        ("regime", "probe regime", text),
+        ("modality", "probe modality", text),
+        ("dimension", "dimension", text),
+        ("stale_judged", "stale judged", integer),
+        ("stale_acc", "stale accuracy", f3),
+        ("probe_stale_n", "probe stale N", integer),
+        ("probe_stale_acc", "probe accuracy on stale", f3),
+        ("probe_balanced", "probe balanced", f3),
+    ],
     "tax": [
         ("model", "model", text),
         ("config", "config", text),
@@ -287,6 +315,8 @@ TITLES = {
     "benefit": "Benefit: success with and without memory on a clean regime (nothing stale)",
     "safety": "Safety: raw memory against audited, resolved and oracle memory (and their filter modes)",
     "probe": "Probes: STALE's three dimensions on spatial memory, by model x regime x modality",
+    "stale": "STALE: the stale task's accuracy by model x conflict type x dimension (our judge)",
+    "stale_probe": "STALE's three dimensions on its conversations (stale) and on the lake (probe), side by side",
     "tax": "Trust gap: the stale-memory tax (death with raw memory minus death without) by memory factor",
     "inputs": "Logs read",
 }
@@ -316,90 +346,7 @@ MISSING = {
     "benefit": "Needs navigate logs of no_filter and no_memory on L0 (same model, config and modality).",
     "safety": "Needs navigate logs of no_filter and of another strategy that shows memory, on a regime with changes.",
     "probe": "No probe logs.",
+    "stale": "No stale logs.",
+    "stale_probe": "Needs stale and probe logs of the same model.",
     "tax": "Needs navigate logs of no_filter and no_memory (same model, config and modality) on a regime with changes.",
-}
-
-NOTES = {
-    "benefit": (
-        "The Memory Trust Gap's benefit suite: on L0 nothing changes, so every entry is true and memory can only "
-        "help. Under the paper's full observability it cannot (the observation already shows everything); with a "
-        "view radius (config view_radius=r) memory is the only source about cells out of view. p (Holm): the "
-        "paired test of success on the seeds, from the Wilcoxon table."
-    ),
-    "safety": (
-        "Its safety suite: on L1-L3 the observation is the authority and a stale entry can only mislead. "
-        "no_filter = every entry as written; omcd / self_verify = the model's own audit; resolve = the runtime "
-        "resolver (no model call: entries resolved against what the agent has seen); oracle = the ground truth; "
-        "[mark] / [history] = the filter mode (how a judged entry is shown). Under partial observability an "
-        "agent that looks before it steps cannot be walked into a hole, so the price shows as timeouts. Each "
-        "p (Holm) is the paired test against no_filter, from the Wilcoxon table."
-    ),
-    "probe": (
-        "Accuracy = passed / asked (an unusable reply is asked and not passed; 'unparseable' is its share). "
-        "Stale: stale_thaw and stale_freeze targets (explicit: state resolution; premise: premise resistance; "
-        "implicit: policy adaptation, thaw only); controls: valid_safe and valid_danger (implicit: valid_safe). "
-        "Balanced: the mean accuracy over the two classes of right answer (explicit: safe now vs a hole now; "
-        "otherwise stale vs control), 0.5 for a one-answer agent. Skipped: implicit targets without a placement. "
-        "Rows marked 'reference: STALE' are the pass rates STALE reports for its own, conversational benchmark "
-        "(judged by an LLM, every probe about a changed fact): orientation, not a comparison."
-    ),
-    "tax": (
-        "The Memory Trust Gap's headline quantity in SpatialSTALE's terms: how many more episodes end in a "
-        "hole when the agent is shown every entry as written (no_filter) than when it is shown none (no_memory), "
-        "on the same seeds. 'memory factors' are the levels of memory_style, memory_framing, memory_position and "
-        "distractors (README, Factors); no_memory runs each framing level with the other factors at their "
-        "defaults (it has no memory section). p: two-sided paired Wilcoxon signed-rank test on the exact "
-        "per-seed death rates (as in the Wilcoxon table); p (Holm): adjusted over the factor levels of one "
-        "(model, config, modality, regime) cell. With --model-info the table adds the capability column and "
-        "tax_vs_capability.png plots the tax against it."
-    ),
-    "detection": (
-        "Pooled: counts summed over all entries, windows, seeds and epochs (micro). Mean +- sd: per seed "
-        "(averaged over its epochs), then mean and sample sd over seeds, as the paper reports. A seed's F1 is "
-        "the task's per-sample F1 (0 without a true positive); undefined P/R (no flag / no stale entry) are "
-        "left out of the mean. '-' marks an undefined ratio. Rows with a non-empty config are not the "
-        "paper's protocol (B = 10, binary output)."
-    ),
-    "direction": (
-        "Thaw = F->H (a SAFE claim over a new hole: a miss kills); freeze = H->F. The thaw recall is the flag "
-        "rate on stale-thaw entries; beside the flag rate on still-valid SAFE entries (over frozen ice: S and G "
-        "are SAFE too but can never go stale, so they are not counted) it is the paper's Figure 4 control: a "
-        "gap near 0 means the auditor is not looking at the observation. Notes: the distractor notes of "
-        "-T distractors=K, which can never be stale ('-' without notes); every flag on one is a false positive."
-    ),
-    "navigation": (
-        "Rates over episodes (each seed x epoch once). Paper values (SPEC section 7) appear where the model "
-        "name matches (gpt-4o: text L2; claude: L1); they are the paper's model versions, not necessarily yours."
-    ),
-    "gain": (
-        "Paper (GPT-4o, SPEC section 7): "
-        + ", ".join(f"{gain:+.1f} pp on {regime}" for (_, regime), gain in sorted(paper.OMCD_GAIN.items()))
-        + f" (L2 is the difference of its table's {paper.AUDITED} and {paper.BASELINE} success rates)."
-    ),
-    "steps": "Paper mean steps (SPEC section 7) do not state the regime; they are shown on every regime's row.",
-    "wilcoxon": (
-        "Two-sided Wilcoxon signed-rank tests (scipy.stats.wilcoxon) on the exact per-seed differences of the "
-        "rates (successes / episodes of each seed, as fractions, so equal differences tie), over the seeds both "
-        "strategies ran; zero differences are dropped (Wilcoxon's convention) and 'non-zero' counts the rest. "
-        + "method: "
-        + "; ".join(f"'{name}' = {text}" for name, text in METHOD_NOTES.items())
-        + ". Each (model, config, regime, modality) cell is one family (every pair of strategies, on success and "
-        "on death); p (Holm) is Holm's step-down adjustment within it, and 'p (Holm) < alpha' (alpha = {alpha}) "
-        "controls the family-wise error rate. r_rb = matched-pairs rank-biserial correlation, positive when A "
-        "is higher. With n non-zero pairs all in one direction the smallest exact p is 2 / 2^n, so alpha = "
-        "{alpha} needs at least {min_pairs} of them, before the adjustment."
-    ),
-    "correlation": (
-        f"Per seed: the detect task's F1 (text, default configuration) and the {paper.AUDITED} success rate over the "
-        "seed's epochs (text, default configuration), same model and regime. Undefined when either side is "
-        "constant over seeds (e.g. a perfect auditor)."
-    ),
-    "path_recall": (
-        "Recall of the detect task's verdicts on stale entries whose cell lies in a set: 'all' is ordinary "
-        f"recall; 'trajectory' the cells the agent stepped on in the {paper.AUDITED} episodes of the same seed (pooled "
-        "over episodes); 'near traj.' those cells and their 4-neighbours (where a missed thaw can kill); "
-        "'true path' a shortest S->G path on the true grid (L1/L2 after the pre-game changes, L3 the final "
-        "grid); 'remembered path' a shortest path on the original grid, the route stale memory suggests "
-        "(its thaws are the deadly misses). L3 pools every detection window."
-    ),
 }

@@ -4,13 +4,15 @@ What gets counted:
 
 - Every ``.eval``/``.json`` log under the folder (recursively) is opened. A file
   that cannot be read (corrupt, truncated, not a log) or a log that is not
-  this suite's tasks (``detect``, ``navigate``, ``probe``) is skipped with a warning naming
+  this suite's tasks (``detect``, ``navigate``, ``probe``, ``stale``) is skipped with a warning naming
   it (:class:`SkippedLog`; also listed in the report).
 - Logs are grouped into *configurations*: task, task version, model, model
   args, model roles and every task argument except ``epochs`` (the regime,
-  modality, strategy, batch size, ... of the run). Logs of an earlier task
-  version are a configuration of their own, labelled with it (a metric's
-  definition may have changed: the Changelog says which). Within a configuration each (instance, epoch)
+  modality, strategy, batch size, ... of the run). Logs of a task version
+  whose number differs from the current one are a configuration of their
+  own, labelled with it (a metric's definition may have changed: the
+  Changelog says which); a version that differs only in its letter (an
+  interface change, such as a new task) compares and is counted together. Within a configuration each (instance, epoch)
   is counted once, taken from the best log that holds it: complete logs
   (status ``success``) before partial ones (interrupted, cancelled, error),
   newer before older. So a rerun replaces what it reran, an ``eval_set``
@@ -41,7 +43,7 @@ from spatialstale_evals import task_functions
 from spatialstale_evals.analysis.records import FAMILY_SPECS, read_samples
 from spatialstale_evals.harness.memory_text import FACTORS, SECTION_FACTORS
 from spatialstale_evals.harness.params import defaults
-from spatialstale_evals.metadata import task_version
+from spatialstale_evals.metadata import comparability, task_version
 
 #: The suite's current task version: logs of another are kept apart.
 TASK_VERSION = task_version()
@@ -101,6 +103,7 @@ class LogSet:
         detect: One row per counted detect sample-epoch.
         navigate: One row per counted navigate episode.
         probe: One row per counted probe sample-epoch (its counts).
+        stale: One row per counted stale scenario-epoch (its judged cells, its type).
         skipped: ``(path, reason)`` of every file that was not used.
     """
 
@@ -108,6 +111,7 @@ class LogSet:
     detect: pd.DataFrame
     navigate: pd.DataFrame
     probe: pd.DataFrame
+    stale: pd.DataFrame
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -144,10 +148,11 @@ def model_label(model: str, model_args: dict[str, Any] | None) -> str:
 
 
 def config_label(family: str, task_args: dict[str, Any], roles: dict[str, str], version: str | None = None) -> str:
-    """Non-default task arguments and model roles, and the task version when it
-    is not the current one (its scores may be defined differently: see the
-    README's Changelog): '' for the paper's protocol at the current version."""
-    parts = [] if version in (None, TASK_VERSION) else [f"task version {version}"]
+    """Non-default task arguments and model roles, and the task version when its
+    number is not the current one's (its scores may be defined differently: see
+    the README's Changelog): '' for the paper's protocol at the current version."""
+    comparable = version is None or comparability(version) == comparability(TASK_VERSION)
+    parts = [] if comparable else [f"task version {version}"]
     defaults = DEFAULT_ARGS[family]
     for key in sorted(task_args):
         if key in DIMENSIONS[family] or key in IGNORED_ARGS or key in ARM_ARGS:
@@ -178,7 +183,7 @@ def scan(log_dir: str | Path) -> tuple[list[EvalLog], list[tuple[str, str]]]:
             warnings.warn(f"skipping {path}: {reason}", SkippedLog, stacklevel=2)
             continue
         if suite_family(log) is None:
-            reason = f"not a spatialstale detect/navigate log (task {log.eval.task!r})"
+            reason = f"not a log of a spatialstale task ({', '.join(FAMILIES)}): task {log.eval.task!r}"
             skipped.append((path, reason))
             warnings.warn(f"skipping {path}: {reason}", SkippedLog, stacklevel=2)
             continue
@@ -236,7 +241,7 @@ def eval_table(headers: list[EvalLog]) -> pd.DataFrame:
                     "model": row.model_name,
                     "model_args": model_args,
                     "roles": roles,
-                    "version": row.task_version,
+                    "version": comparability(row.task_version),
                     "args": {k: v for k, v in task_args.items() if k not in IGNORED_ARGS},
                 },
                 sort_keys=True,
@@ -273,7 +278,7 @@ def _records(row: Any, samples: pd.DataFrame, seen: set[tuple[str, int]]) -> lis
             "config": row.config,
             "model_name": row.model_name,
             "regime": task_args.get("regime"),
-            "modality": task_args.get("modality", DEFAULT_ARGS[row.family]["modality"]),
+            "modality": task_args.get("modality", DEFAULT_ARGS[row.family].get("modality")),
             "instance_id": str(s.id),
             "seed": s.seed,
             "epoch": int(s.epoch),
@@ -311,8 +316,13 @@ def _probe_fields(task_args: dict[str, Any], row: Any, s: Any, value: dict, deta
     return dict(value)  # the counts per dimension x kind x outcome (harness/probing.py)
 
 
+def _stale_fields(task_args: dict[str, Any], row: Any, s: Any, value: dict, detail: dict) -> dict[str, Any]:
+    # the score value as one field: a table of records would give every record every cell's column
+    return {"value": value, **detail}  # value: the judged cells (1 / 0 / NaN), judge_failed, answer_chars
+
+
 #: What a record of each family holds beyond the common fields.
-FIELDS = {"detect": _detect_fields, "navigate": _navigate_fields, "probe": _probe_fields}
+FIELDS = {"detect": _detect_fields, "navigate": _navigate_fields, "probe": _probe_fields, "stale": _stale_fields}
 if FIELDS.keys() != FAMILY_SPECS.keys():  # a family added in records.py needs its fields here
     raise RuntimeError(f"analysis.logs.FIELDS covers {sorted(FIELDS)}, the families are {sorted(FAMILY_SPECS)}")
 
@@ -368,5 +378,6 @@ def load(log_dir: str | Path) -> LogSet:
         detect=pd.DataFrame(rows["detect"]),
         navigate=pd.DataFrame(rows["navigate"]),
         probe=pd.DataFrame(rows["probe"]),
+        stale=pd.DataFrame(rows["stale"]),
         skipped=skipped,
     )

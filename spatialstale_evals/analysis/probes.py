@@ -11,14 +11,15 @@ from spatialstale_evals import paper
 from spatialstale_evals.analysis.tables import nan, sort_table
 from spatialstale_evals.harness import probe_scoring as ps
 from spatialstale_evals.harness.counts import ratio
-from spatialstale_evals.harness.probing import DIMENSION_KINDS, DIMENSIONS
+from spatialstale_evals.harness.probing import DIMENSION_KINDS, DIMENSIONS, OF_STALE_DIMENSION
 
 GROUP = ["model", "config", "regime", "modality"]
 #: The config label of STALE's reference rows.
 REFERENCE = "reference: STALE, a different benchmark (conflict type in the regime column)"
 
 
-def _row(c: dict[str, float], dimension: str) -> dict[str, float]:
+def dimension_row(c: dict[str, float], dimension: str) -> dict[str, float]:
+    """The probe table's numbers of one dimension from summed counts."""
     kinds = DIMENSION_KINDS[dimension]
     asked = ps.summed(c, dimension, kinds, ps.ASKED)
     return {
@@ -37,11 +38,19 @@ def _row(c: dict[str, float], dimension: str) -> dict[str, float]:
 
 
 def reference_rows() -> list[dict[str, object]]:
-    """STALE's reported pass rates as rows of the table (accuracy on its conflicts: all stale)."""
+    """STALE's reported pass rates per dimension as rows of the table (accuracy on its conflicts: all stale)."""
     return [
-        {"model": system, "config": REFERENCE, "regime": conflict, "modality": "text", "dimension": d, "stale_acc": v}
+        {
+            "model": system,
+            "config": REFERENCE,
+            "regime": conflict,
+            "modality": "text",
+            "dimension": OF_STALE_DIMENSION[d],
+            "stale_acc": v,
+        }
         for (system, conflict), rates in paper.STALE_REFERENCE.items()
         for d, v in rates.items()
+        if d in OF_STALE_DIMENSION
     ]
 
 
@@ -54,6 +63,6 @@ def probe_table(probe: pd.DataFrame) -> pd.DataFrame:
     for key, g in probe.groupby(GROUP, sort=False):
         c = ps.total(g.to_dict("records"))
         cell = {**dict(zip(GROUP, key)), "seeds": g["instance_id"].nunique()}
-        rows += [{**cell, **_row(c, d)} for d in DIMENSIONS if ps.summed(c, d, DIMENSION_KINDS[d], ps.ASKED)]
+        rows += [{**cell, **dimension_row(c, d)} for d in DIMENSIONS if ps.summed(c, d, DIMENSION_KINDS[d], ps.ASKED)]
     ours = sort_table(pd.DataFrame(rows), {"dimension": DIMENSIONS})
     return pd.concat([ours, pd.DataFrame(reference_rows())], ignore_index=True)

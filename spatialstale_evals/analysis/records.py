@@ -31,6 +31,11 @@ def _no_detail(meta: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
+def _stale_detail(meta: dict[str, Any]) -> dict[str, Any]:
+    judge = meta.get("judge") or {}
+    return {"type": meta.get("type"), "judged_by": judge.get("model"), "judge_problem": judge.get("problem")}
+
+
 @dataclass(frozen=True)
 class Family:
     """How the report reads one task family's samples.
@@ -57,6 +62,8 @@ FAMILY_SPECS: dict[str, Family] = {
     "detect": Family("detection_scorer", ("regime", "modality"), _HEAVY, _detect_detail, instance=True),
     "navigate": Family("navigation_scorer", ("regime", "strategy", "modality"), _HEAVY | {"store"}, _navigate_detail),
     "probe": Family("probe_scorer", ("regime", "modality"), _HEAVY | {"store"}, _no_detail),
+    # types and dimensions stay in the config: runs that overlap in them are rows apart, not counted twice
+    "stale": Family("stale_judge", (), _HEAVY | {"store"}, _stale_detail),
 }
 
 

@@ -21,9 +21,10 @@ from pathlib import Path
 import pandas as pd
 
 from spatialstale_evals import TASKS, paper
-from spatialstale_evals.analysis import gap, inference, plots, probes, tables, trust
+from spatialstale_evals.analysis import gap, inference, plots, probes, stale, tables, trust
 from spatialstale_evals.analysis import logs as logs_mod
-from spatialstale_evals.analysis.layout import MAIN_TABLES, MISSING, NOTES, SPECS, TITLES, Spec
+from spatialstale_evals.analysis.layout import MAIN_TABLES, MISSING, SPECS, TITLES, Spec
+from spatialstale_evals.analysis.notes import NOTES
 
 REPORT_FILE = "REPORT.md"
 
@@ -119,6 +120,8 @@ def compute_tables(
         "safety": trust.safety_table(navigation, tests),
         "tax": gap.tax_table(nav, alpha, model_info),
         "probe": probes.probe_table(logset.probe),
+        "stale": stale.stale_table(logset.stale),
+        "stale_probe": stale.stale_probe_table(logset.stale, logset.probe),
         "correlation": inference.correlation_table(det, nav),
         "path_recall": inference.path_recall_table(det, nav),
         "inputs": _inputs_table(logset.evals),
@@ -138,7 +141,7 @@ def render_markdown(
         f"Logs: `{log_dir}`; generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}. "
         f"{used} log(s) counted, {len(logset.evals) - used} superseded, {len(logset.skipped)} skipped; "
         f"{len(logset.detect)} detect sample(s), {len(logset.navigate)} navigate episode(s), "
-        f"{len(logset.probe)} probe sample(s).",
+        f"{len(logset.probe)} probe sample(s), {len(logset.stale)} stale scenario(s).",
         "",
         "Each (instance, epoch) of a configuration (task, model, model args and roles, task arguments other "
         "than epochs) is counted once, from the newest complete log that has it, else the newest partial one.",
@@ -150,6 +153,7 @@ def render_markdown(
         ("Memory that matters", ("benefit", "safety")),
         ("Trust gap", ("tax",)),
         ("Probes", ("probe",)),
+        ("STALE", ("stale", "stale_probe")),
         ("Statistics", ("wilcoxon", "correlation", "path_recall")),
     ]
     for heading, names in sections:

@@ -26,6 +26,20 @@ def check_choice(name: str, value: Any, choices: Sequence[Any] | Mapping[str, An
         raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}; got {value!r}")
 
 
+def check_subset(name: str, value: Any, choices: Sequence[str]) -> tuple[str, ...]:
+    """``all``, a comma-separated string or a list of ``choices``, checked, in
+    the order of ``choices`` (``-T dimensions=premise,explicit``)."""
+    if value == "all":
+        return tuple(choices)
+    names = value.split(",") if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not names:
+        raise ValueError(f"{name} must be 'all' or a list of {', '.join(choices)}; got {value!r}")
+    picked = [str(n).strip() for n in names]
+    for one in picked:
+        check_choice(name, one, choices)
+    return tuple(c for c in choices if c in picked)
+
+
 def check_positive_int(name: str, value: Any, allow_zero: bool = False) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < (0 if allow_zero else 1):
         raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} integer; got {value!r}")

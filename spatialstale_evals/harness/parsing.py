@@ -273,7 +273,7 @@ class ProbeAnswer:
     reply: dict[str, Any] = field(default_factory=dict)
 
 
-def _all_objects(text: str) -> list[dict[str, Any]]:
+def all_objects(text: str) -> list[dict[str, Any]]:
     """Every JSON object in ``text``, outer ones before those nested in them
     (prose and code fences around the JSON allowed)."""
     decoder, found, pos = json.JSONDecoder(), [], 0
@@ -314,7 +314,7 @@ def parse_probe_answer(
     ``_ANSWER_WORDS``), read leniently; a ``cell`` in it must be the one asked
     about. Never raises: a reply without a usable answer says why."""
     text = text or ""
-    objects = [o for o in _all_objects(text) if answer_field in {str(k).lower() for k in o}]
+    objects = [o for o in all_objects(text) if answer_field in {str(k).lower() for k in o}]
     if not objects:
         if refused or looks_like_refusal(text):
             return ProbeAnswer(None, "refusal")

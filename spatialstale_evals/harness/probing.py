@@ -39,7 +39,7 @@ from inspect_ai.tool import ToolInfo
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.navigation import MOVE_TOOL
 from spatialstale_evals.harness.observe import Observed, Role, observation_parts, user_message
-from spatialstale_evals.harness.params import check_choice
+from spatialstale_evals.harness.params import check_subset
 from spatialstale_evals.harness.parsing import parse_move, parse_probe_answer
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
 from spatialstale_evals.world.grid import Cell, Grid, apply_move, goal_of, start_of
@@ -70,15 +70,7 @@ class ProbeSettings(Observed):
 
 def check_dimensions(dimensions: object) -> tuple[str, ...]:
     """``all``, a comma-separated string or a list of dimension names, checked, in ``DIMENSIONS`` order."""
-    if dimensions == "all":
-        return DIMENSIONS
-    names = dimensions.split(",") if isinstance(dimensions, str) else dimensions
-    if not isinstance(names, (list, tuple)) or not names:
-        raise ValueError(f"dimensions must be 'all' or a list of {', '.join(DIMENSIONS)}; got {dimensions!r}")
-    picked = [str(n).strip() for n in names]
-    for name in picked:
-        check_choice("dimensions", name, DIMENSIONS)
-    return tuple(d for d in DIMENSIONS if d in picked)
+    return check_subset("dimensions", dimensions, DIMENSIONS)
 
 
 def count_key(dimension: str, kind: str, outcome: str) -> str:
@@ -141,11 +133,14 @@ def _judge_move(target: Target, grid: Grid, output: ModelOutput, truth: bool) ->
 @dataclass(frozen=True)
 class Probe:
     """One of STALE's questions: STALE's name for its accuracy on stale
-    targets (the metric), the target kinds it asks about, its ask (where the
-    agent stands, and the words), the right answer, how a reply is judged, the
-    tools it offers, and whether it needs the target's placement."""
+    targets (the metric) and for the dimension (``dim1``..``dim3``, as the
+    ``stale`` task and STALE's data name it), the target kinds it asks about,
+    its ask (where the agent stands, and the words), the right answer, how a
+    reply is judged, the tools it offers, and whether it needs the target's
+    placement."""
 
     stale_metric: str
+    stale_dimension: str
     kinds: tuple[str, ...]
     ask: Callable[[Instance, Grid, Target], tuple[Cell, str]]
     truth: Callable[[Target], bool]
@@ -158,14 +153,20 @@ class Probe:
 #: The three dimensions, in ``Dimension`` order (the order a shared conversation asks them).
 PROBES: dict[str, Probe] = {
     # is the cell safe now? (the truth of the cell)
-    "explicit": Probe("state_resolution", KINDS, _ask_explicit, lambda t: t.safe_now, _judge_answer("state")),
+    "explicit": Probe("state_resolution", "dim1", KINDS, _ask_explicit, lambda t: t.safe_now, _judge_answer("state")),
     # does the entry's claim still hold? (true for a control)
     "premise": Probe(
-        "premise_resistance", KINDS, _ask_premise, lambda t: t.kind not in STALE_KINDS, _judge_answer("premise_holds")
+        "premise_resistance",
+        "dim2",
+        KINDS,
+        _ask_premise,
+        lambda t: t.kind not in STALE_KINDS,
+        _judge_answer("premise_holds"),
     ),
     # step onto the target exactly when it is safe now (only SAFE claims can be a route step)
     "implicit": Probe(
         "policy_adaptation",
+        "dim3",
         ROUTE_KINDS,
         _ask_implicit,
         lambda t: t.safe_now,
@@ -177,6 +178,8 @@ PROBES: dict[str, Probe] = {
 }
 if tuple(PROBES) != DIMENSIONS:
     raise RuntimeError(f"harness.probing.PROBES {tuple(PROBES)} must follow Dimension {DIMENSIONS}")
+#: The probe dimension of each of STALE's (``dim1`` -> ``explicit``).
+OF_STALE_DIMENSION: dict[str, str] = {probe.stale_dimension: name for name, probe in PROBES.items()}
 #: The kinds each dimension asks about.
 DIMENSION_KINDS: dict[str, tuple[str, ...]] = {name: probe.kinds for name, probe in PROBES.items()}
 

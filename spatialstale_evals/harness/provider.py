@@ -5,18 +5,19 @@ model provider, so they run from the CLI, in ``eval_set`` and under
     inspect eval spatialstale_evals/navigate.py --model spatialstale/observer
     inspect eval spatialstale_evals/detect.py --model spatialstale/random -M seed=7
 
+The stale task's scripted agents and judge (``spatialstale/stale-aware``,
+``stale-naive``, ``judge``: ``harness/stale_scripted.py``) are served here too.
+
 Token usage is counted the same way for every policy (and is what the README's
-token tables report for scripted runs): one token per 4 characters of text,
-rounded up, over every message and tool definition sent, plus 255 per image
-(one 512 px tile at OpenAI's high-detail rate); output tokens likewise over
-the reply text and tool-call arguments.
+token tables report for scripted runs): ``harness/tokens.py`` over every
+message and tool definition sent; output tokens likewise over the reply text
+and tool-call arguments.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 from typing import Any
 
 from inspect_ai.model import (
@@ -35,31 +36,11 @@ from inspect_ai.util import store
 from spatialstale_evals.harness.observe import Prompt
 from spatialstale_evals.harness.samples import EPISODE_KEY
 from spatialstale_evals.harness.scripted import POLICIES, audit_reply, move_choice, probe_reply
+from spatialstale_evals.harness.stale_scripted import STALE_REPLIERS
+from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
 
-IMAGE_TOKENS = 255
-CHARS_PER_TOKEN = 4
-
-
-def count_text_tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
-def count_input_tokens(messages: list[ChatMessage], tools: list[ToolInfo]) -> int:
-    total = 0
-    for message in messages:
-        if isinstance(message.content, str):
-            total += count_text_tokens(message.content)
-        else:
-            for part in message.content:
-                if isinstance(part, ContentImage):
-                    total += IMAGE_TOKENS
-                elif isinstance(part, ContentText):
-                    total += count_text_tokens(part.text)
-        for call in getattr(message, "tool_calls", None) or []:
-            total += count_text_tokens(call.function + json.dumps(call.arguments))
-    for tool in tools:
-        total += count_text_tokens(tool.model_dump_json(exclude_none=True))
-    return total
+if set(POLICIES) & set(STALE_REPLIERS):  # one namespace, spatialstale/<name>: a name may mean one agent only
+    raise RuntimeError(f"scripted agents named twice: {sorted(set(POLICIES) & set(STALE_REPLIERS))}")
 
 
 def last_prompt(messages: list[ChatMessage]) -> Prompt:
@@ -109,8 +90,9 @@ class ScriptedAPI(ModelAPI):
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
-        if model_name not in POLICIES:
-            raise ValueError(f"unknown scripted policy {model_name!r}; expected spatialstale/<{'|'.join(POLICIES)}>")
+        if model_name not in POLICIES and model_name not in STALE_REPLIERS:
+            names = "|".join((*POLICIES, *STALE_REPLIERS))
+            raise ValueError(f"unknown scripted policy {model_name!r}; expected spatialstale/<{names}>")
         if model_args:
             raise ValueError(f"unknown model args for spatialstale/{model_name}: {sorted(model_args)}")
         self.policy = model_name
@@ -126,9 +108,11 @@ class ScriptedAPI(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
+        usage_in = count_input_tokens(input, tools)
+        if self.policy in STALE_REPLIERS:
+            return text_output(self.model_name, STALE_REPLIERS[self.policy](input), usage_in)
         prompt = last_prompt(input)
         salt = episode_salt()
-        usage_in = count_input_tokens(input, tools)
         if any(t.name == "move" for t in tools):
             direction = move_choice(self.policy, prompt, self.seed, salt)
             call_id = "call_" + hashlib.sha256(prompt.text.encode()).hexdigest()[:12]

@@ -12,7 +12,9 @@ bounds; its audits are the ones the strategy's policy says it makes
 after each ``event``; ``audit_batch_size``), so the estimate cannot drift
 from what the loop does. Both estimates take the task's settings (its
 factors: the store as written with its style and notes, the framing, the
-rendering) from the task's own arguments (``settings_from``).
+rendering) from the task's own arguments (``settings_from``). The stale task's
+estimate runs its own probe loop and judge prompt on a corpus file
+(``estimate_stale``).
 """
 
 from __future__ import annotations
@@ -36,15 +38,13 @@ from spatialstale_evals.harness.navigation import MOVE_TOOL, NavigationSettings,
 from spatialstale_evals.harness.observe import Observation, settings_from
 from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.harness.probing import ProbeSettings, check_dimensions, probe_target
-from spatialstale_evals.harness.provider import (
-    count_input_tokens,
-    count_text_tokens,
-    last_prompt,
-    move_output,
-    text_output,
-)
+from spatialstale_evals.harness.provider import last_prompt, move_output, text_output
 from spatialstale_evals.harness.scripted import audit_reply, move_choice, probe_reply
+from spatialstale_evals.harness.stale_asking import StaleSettings, ask
+from spatialstale_evals.harness.stale_scoring import judge, judge_messages
+from spatialstale_evals.harness.stale_scripted import STALE_REPLIERS
 from spatialstale_evals.harness.strategies import MOMENTS, STRATEGIES, JudgeRequest, MemoryPolicy, Moment
+from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import Cell, Grid, goal_of, shortest_path, start_of
 from spatialstale_evals.world.instance import Instance
@@ -289,3 +289,40 @@ def estimate_probe(instances: Sequence[Instance], **args: Any) -> Cost:
 
     asyncio.run(ask_all())
     return model.cost
+
+
+class RepliedModel:
+    """A stand-in for a model: a scripted replier of the stale task
+    (``harness/stale_scripted.py``), counted as the provider counts it, summed."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.cost = name, Cost()
+
+    async def generate(self, input: list[ChatMessage], **_: Any) -> ModelOutput:
+        usage_in = count_input_tokens(input, [])
+        output = text_output(self.name, STALE_REPLIERS[self.name](input), usage_in)
+        self.cost += Cost(1, usage_in, output.usage.output_tokens if output.usage else 0)
+        return output
+
+
+def estimate_stale(**args: Any) -> tuple[int, Cost, Cost]:
+    """(scenarios, agent cost, judge cost) of the stale task of these arguments
+    (its ``path`` required): its own samples (validated and trimmed) and its own
+    probe loop and judge prompt, against ``stale-aware`` and ``judge``. Input
+    tokens are exact for any agent in ``independent`` mode (the prompts do not
+    depend on the answers); output tokens, the judge's input and ``shared``
+    mode grow with the answers, which a real model writes longer."""
+    task = task_functions()["stale"](**args)
+    meta = task.metadata or {}
+    settings = StaleSettings(tuple(meta["dimensions"]), meta["conversation"])
+    agent, grader = RepliedModel("stale-aware"), RepliedModel("judge")
+
+    async def ask_all() -> None:
+        for sample in task.dataset:
+            history = sample.input if isinstance(sample.input, list) else []
+            answers: dict[str, dict[str, Any]] = {}
+            await ask(agent, history, (sample.metadata or {})["queries"], settings, answers)  # type: ignore[arg-type]
+            await judge(grader, judge_messages(sample.metadata or {}, answers), list(answers))  # type: ignore[arg-type]
+
+    asyncio.run(ask_all())
+    return len(task.dataset), agent.cost, grader.cost

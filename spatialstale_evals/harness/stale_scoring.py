@@ -1,0 +1,228 @@
+"""The ``stale`` task's judge and metrics (SPEC 8.7).
+
+One judge call per scenario, on the model role ``grader`` (required: there is
+no silent default), grades every asked answer against M_old, M_new and the
+explanation with our rubric (``prompts.STALE_JUDGE_*``), at temperature 0.
+The reply is read leniently (``parsing.parse_stale_judgement``: our shape and
+STALE's own ``{"dim1_eval": {"reasoning", "pass"}}`` alike).
+
+A judge's failure is not the model's failure: an error, an empty, refused or
+unreadable reply, or a missing verdict leaves that dimension unscored, NaN in
+the score (Inspect's unscored value, which its reducers skip), and marks the
+scenario ``judge_failed``. Accuracy is computed over judged answers only. A
+probe the sample never answered (an Inspect limit stopped it first) is
+unscored too and counted as ``unanswered``; with no answer at all the judge
+is not called.
+
+The score value is keyed by dimension x conflict type (``dim2_T1``), the
+sample's own type only, each 1.0 (pass), 0.0 (fail) or NaN (unscored); plus
+``judge_failed`` (0/1), ``unanswered`` and ``answer_chars``. A metric with
+nothing judged is NaN, not 0.0 (the suite's other tasks log 0.0): a cell
+whose every judgement failed must not read as failed. Each ratio below is one function
+over those values, used by the task's metrics and by ``spatialstale report``.
+
+Re-judging a log with another grader (Inspect records the scorer without its
+package, so name it):
+
+    inspect score LOG --scorer spatialstale_evals/stale_judge --model-role grader=openai/gpt-4o --action append
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    get_model,
+    model_roles,
+)
+from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
+from inspect_ai.solver import TaskState
+
+from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.counts import ratio
+from spatialstale_evals.harness.stale_corpus import STALE_DIMENSIONS, STALE_TYPES
+from spatialstale_evals.harness.stale_judgement import StaleJudgement, parse_stale_judgement
+
+GRADER_ROLE = "grader"
+#: Store keys: the dimensions the solver asks, and the answers as they come.
+ASKED_KEY, ANSWERS_KEY = "stale_asked", "stale_answers"
+
+StaleRatio = Callable[[Sequence[Mapping[str, Any]]], float | None]
+
+
+class MissingGrader(ValueError):
+    """The ``grader`` model role was not given."""
+
+
+def require_grader() -> None:
+    """Stop, naming the option, unless a model is bound to the ``grader`` role."""
+    if GRADER_ROLE not in model_roles():
+        raise MissingGrader(
+            "the stale task's judge runs on the model role 'grader', which was not given: add "
+            "--model-role grader=<model> (e.g. grader=openai/gpt-4o-mini; offline: grader=spatialstale/judge)"
+        )
+
+
+def cell_key(dimension: str, conflict_type: str) -> str:
+    """The score key of one dimension x conflict type: ``dim2_T1``."""
+    return f"{dimension}_{conflict_type}"
+
+
+def judge_messages(meta: Mapping[str, Any], answers: Mapping[str, Mapping[str, Any]]) -> list[ChatMessage]:
+    """The judge's rubric, then the truth and every answered question with its answer."""
+    pairs = "\n\n".join(
+        prompts.STALE_JUDGE_PAIR.format(dimension=d, query=a["query"], answer=a["answer"]) for d, a in answers.items()
+    )
+    user = prompts.STALE_JUDGE_USER.format(
+        m_old=meta["m_old"],
+        m_new=meta["m_new"],
+        explanation=meta["explanation"],
+        pairs=pairs,
+        dimensions=", ".join(answers),
+    )
+    return [ChatMessageSystem(content=prompts.STALE_JUDGE_SYSTEM), ChatMessageUser(content=user)]
+
+
+async def judge(model: Model, messages: list[ChatMessage], dimensions: Sequence[str]) -> tuple[StaleJudgement, str]:
+    """The judgement of one call, and the judge's reply text; a call that fails is a failed judgement."""
+    try:
+        output = await model.generate(messages, config=GenerateConfig(temperature=0))
+    except Exception as exc:  # noqa: BLE001 - whatever the grader raises, the scenario is unscored, not failed
+        return StaleJudgement(dict.fromkeys(dimensions), problem=f"judge error: {type(exc).__name__}: {exc}"[:300]), ""
+    if output.error:
+        return StaleJudgement(dict.fromkeys(dimensions), problem=f"judge error: {output.error}"[:300]), ""
+    refused = bool(output.choices) and output.choices[0].stop_reason == "content_filter"
+    return parse_stale_judgement(output.completion, dimensions, refused=refused), output.completion
+
+
+def score_value(
+    judgement: StaleJudgement, conflict_type: str, asked: Sequence[str], answers: Mapping[str, Mapping[str, Any]]
+) -> dict[str, float | int]:
+    """The sample's cells (NaN: unscored or unanswered) and its counts, as the module docstring says."""
+    value: dict[str, float | int] = {}
+    for d in asked:
+        verdict = judgement.passes.get(d)
+        value[cell_key(d, conflict_type)] = math.nan if verdict is None else float(verdict)
+    value["judge_failed"] = int(judgement.failed)
+    value["unanswered"] = sum(d not in answers for d in asked)
+    value["answer_chars"] = sum(a["answer_chars"] for a in answers.values()) / max(len(answers), 1)
+    return value
+
+
+# -- ratios, for the task metrics and the report alike --------------------------
+
+
+def judged(values: Iterable[Mapping[str, Any]], key: str) -> list[float]:
+    """The judged (not NaN) scores of one cell, 1.0 pass / 0.0 fail."""
+    return [float(v[key]) for v in values if key in v and v[key] is not None and not math.isnan(float(v[key]))]
+
+
+def accuracy_of(*keys: str) -> StaleRatio:
+    """Passed / judged answers of the cells ``keys`` pooled (unscored ones left out)."""
+
+    def compute(values: Sequence[Mapping[str, Any]]) -> float | None:
+        scores = [s for key in keys for s in judged(values, key)]
+        return ratio(sum(scores), len(scores))
+
+    return compute
+
+
+def dimension_accuracy_of(dimension: str) -> StaleRatio:
+    """One dimension's accuracy over both conflict types pooled."""
+    return accuracy_of(*(cell_key(dimension, t) for t in STALE_TYPES))
+
+
+def cell_keys(values: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The dimension x type cells the values hold, in ``CELLS`` order."""
+    found = {k for v in values for k in v}
+    return [k for k in CELLS if k in found]
+
+
+def overall_of(values: Sequence[Mapping[str, Any]]) -> float | None:
+    """The mean of the accuracies of the cells the run asked (upstream's
+    "Overall": the mean of its six type x dimension cells)."""
+    found = [a for a in (accuracy_of(k)(values) for k in cell_keys(values)) if a is not None]
+    return sum(found) / len(found) if found else None
+
+
+def mean_of(key: str) -> StaleRatio:
+    """The mean of a per-sample count over the samples (``judge_failed``: the judge failure rate)."""
+    return lambda values: ratio(sum(float(v.get(key, 0.0)) for v in values), len(values))
+
+
+#: Every dimension x type cell, types outer (upstream's table order).
+CELLS = tuple(cell_key(d, t) for t in STALE_TYPES for d in STALE_DIMENSIONS)
+#: Every stale ratio by its metric name.
+STALE_RATIOS: dict[str, StaleRatio] = {
+    **{key: accuracy_of(key) for key in CELLS},
+    "overall": overall_of,
+    "judge_failure_rate": mean_of("judge_failed"),
+    "unanswered": mean_of("unanswered"),
+    "answer_chars": mean_of("answer_chars"),
+}
+
+
+def _metric(name: str, ratio_of: StaleRatio) -> Metric:
+    """The task metric ``name``: ``ratio_of`` over the sample values (NaN when nothing counts)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        value = ratio_of([s.score.value for s in scores if isinstance(s.score.value, Mapping)])
+        return math.nan if value is None else value
+
+    return metric(name=name)(lambda: compute)()
+
+
+#: Registered when this module is imported, so ``inspect score`` finds them by the names the log records.
+STALE_METRICS: dict[str, Metric] = {name: _metric(name, ratio_of) for name, ratio_of in STALE_RATIOS.items()}
+
+
+def stale_metrics(dimensions: Sequence[str], types: Sequence[str]) -> list[Metric]:
+    """The metrics of a run that asks ``dimensions`` of records of ``types``: its cells, then the summaries."""
+    asked = [cell_key(d, t) for t in types for d in dimensions]
+    return [m for name, m in STALE_METRICS.items() if name in asked or name not in CELLS]
+
+
+# -- the scorer ---------------------------------------------------------------------
+
+
+@scorer(metrics=list(STALE_METRICS.values()))  # the task shows only the cells it asks (``stale_metrics``)
+def stale_judge():
+    """One ``grader`` call grades the scenario's answers; a failed judgement leaves them unscored."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        require_grader()
+        answers: dict[str, dict[str, Any]] = state.store.get(ANSWERS_KEY, {})
+        asked: list[str] = state.store.get(ASKED_KEY, list(answers))
+        meta, judgement, reply = state.metadata, StaleJudgement({}), ""
+        model = get_model(role=GRADER_ROLE, required=True)
+        if answers:
+            judgement, reply = await judge(model, judge_messages(meta, answers), list(answers))
+        value = score_value(judgement, meta["type"], asked, answers)
+        passed = [d for d, p in judgement.passes.items() if p]
+        # the grader's name here, not only in the log header: ``inspect score`` leaves the header's
+        said = {"model": str(model), "reply": reply, "problem": judgement.problem, "reasons": judgement.reasons}
+        explanation = (
+            (f"judge failed ({judgement.problem}); " if judgement.failed else "")
+            + (f"unanswered: {value['unanswered']}; " if value["unanswered"] else "")
+            + f"passed: {', '.join(passed) or 'none'} of {', '.join(asked)} ({meta['type']})"
+        )
+        return Score(
+            value=value,
+            answer=" | ".join(a["answer"][:200] for a in answers.values()),
+            explanation=explanation,
+            metadata={
+                "type": meta["type"],
+                "answers": answers,
+                "judge": said,
+                "trim": meta.get("trim"),
+            },
+        )
+
+    return score

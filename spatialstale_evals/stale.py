@@ -1,0 +1,154 @@
+"""SpatialSTALE ``stale``: the STALE corpus (Chao et al., 2026) through the same
+harness: each record's history as earlier conversation, its three probes,
+one judge call per scenario on the ``grader`` role (SPEC 8.7).
+
+    inspect eval spatialstale_evals/stale.py -T path=STALE.json --model openai/gpt-4o \\
+        --model-role grader=openai/gpt-4o-mini
+    inspect eval spatialstale_evals/stale.py -T path=tests/fixtures/stale_mini.json \\
+        --model spatialstale/stale-aware --model-role grader=spatialstale/judge
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset
+
+from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.params import check_choice, check_positive_int, check_subset, reject_unknown
+from spatialstale_evals.harness.probing import CONVERSATIONS, Conversation
+from spatialstale_evals.harness.stale_asking import StaleSettings, stale_probes
+from spatialstale_evals.harness.stale_corpus import (
+    HUB_REVISION,
+    STALE_DIMENSIONS,
+    STALE_TYPES,
+    CorpusError,
+    download,
+    file_sha256,
+    load_corpus,
+    record_sample,
+)
+from spatialstale_evals.harness.stale_scoring import stale_judge, stale_metrics
+from spatialstale_evals.metadata import task_version
+
+TASK_VERSION = task_version()
+logger = logging.getLogger(__name__)
+Source = Literal["local", "hub"]
+SOURCES: tuple[Source, ...] = get_args(Source)
+#: The history budget: with the suite's token counter (4 characters a token) a
+#: history this long fits a 128k-context model with room for a tokenizer that
+#: counts up to 1.25x more, the system prompt, the probes and their answers.
+DEFAULT_CONTEXT_TOKENS = 96_000
+
+
+def _local(path: str) -> Path:
+    """``path`` as given, or, when relative and not found here, from the folder the
+    command was started in: ``inspect eval spatialstale_evals/stale.py`` runs the task
+    from the package's folder, while a user means their shell's (``$PWD``)."""
+    given = Path(path).expanduser()
+    if given.is_absolute() or given.exists():
+        return given
+    started = Path(os.environ.get("PWD", ".")) / given
+    if started.exists():
+        return started
+    raise CorpusError(
+        f"STALE file {path} not found (looked for {given.absolute()} and {started.absolute()}): "
+        "pass -T path=<a STALE JSON file>, an absolute path is safest"
+    )
+
+
+def _corpus_file(path: str | None, source: str, hub_revision: str) -> tuple[Path, str | None]:
+    """The file to read and, from the hub, the commit it was downloaded at."""
+    check_choice("source", source, SOURCES)
+    if source == "local":
+        if path is None:
+            raise ValueError(
+                "stale needs the STALE corpus: pass -T path=<a STALE JSON file>, or -T source=hub to download "
+                'the published one (pip install -e ".[stale]")'
+            )
+        return _local(path), None
+    if path is not None:
+        raise ValueError("pass either -T path=<file> or -T source=hub, not both")
+    return download(hub_revision)
+
+
+@task
+def stale(
+    path: str | None = None,
+    source: Source = "local",
+    types: str | list[str] = "all",
+    dimensions: str | list[str] = "all",
+    conversation: Conversation = "independent",
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    strict: bool = True,
+    hub_revision: str = HUB_REVISION,
+    **unknown: Any,
+) -> Task:
+    """STALE's state resolution, premise resistance and implicit policy adaptation on its own corpus.
+
+    One sample per record (its id the record's ``uid``); every asked dimension
+    is one model call, then one judge call on the ``grader`` model role
+    (required: ``--model-role grader=<model>``) grades them all.
+
+    Args:
+        path: A local STALE JSON file (required unless ``source=hub``).
+        source: ``local`` (read ``path``) or ``hub`` (download the published
+            file with huggingface_hub: the ``[stale]`` extra, online).
+        types: ``all``, or the conflict types to run, ``T1`` and/or ``T2``
+            (a list, or comma-separated): a filter, not a label.
+        dimensions: ``all``, or any of ``dim1``, ``dim2``, ``dim3``.
+        conversation: ``independent`` (each probe after a fresh copy of the
+            history, as STALE upstream) or ``shared`` (the three in one
+            conversation, dim1 -> dim2 -> dim3).
+        context_tokens: The history's budget in the suite's tokens (4
+            characters each): older sessions are dropped until it fits, never
+            the relevant ones.
+        strict: Stop at the first bad record (default), or skip bad records
+            and count them in the log (``records_skipped``).
+        hub_revision: The dataset revision ``source=hub`` downloads (the
+            commit it resolved to is logged as ``hub_commit``).
+    """
+    reject_unknown(stale, unknown)
+    check_choice("conversation", conversation, CONVERSATIONS)
+    asked_types = check_subset("types", types, STALE_TYPES)
+    asked = check_subset("dimensions", dimensions, STALE_DIMENSIONS)
+    check_positive_int("context_tokens", context_tokens)
+    if not isinstance(strict, bool):
+        raise ValueError(f"strict must be true or false; got {strict!r}")
+    file, commit = _corpus_file(path, source, hub_revision)
+    corpus = load_corpus(file, strict=strict)
+    samples = [record_sample(r, context_tokens) for r in corpus.records if r.type in asked_types]
+    if not samples:
+        skipped = f" ({len(corpus.skipped)} skipped, the first: {corpus.skipped[0]})" if corpus.skipped else ""
+        raise ValueError(f"{file} has no usable record of type {', '.join(asked_types)}{skipped}")
+    over = sum(bool(s.metadata and s.metadata["trim"]["over_budget"]) for s in samples)
+    if over:
+        logger.warning(
+            f"stale: {over} of {len(samples)} histories exceed context_tokens={context_tokens} even trimmed "
+            "(their relevant sessions alone, or a flat history, which is one session): they are sent whole"
+        )
+    return Task(
+        dataset=MemoryDataset(samples, name=file.stem, location=str(file)),
+        solver=stale_probes(StaleSettings(asked, conversation)),
+        scorer=stale_judge(),
+        metrics=stale_metrics(asked, asked_types),
+        version=TASK_VERSION,
+        metadata={
+            "task_family": "stale",
+            "stale_prompt_version": prompts.STALE_PROMPT_VERSION,
+            "types": list(asked_types),
+            "dimensions": list(asked),
+            "conversation": conversation,
+            "context_tokens": context_tokens,
+            "source": source,
+            "hub_commit": commit,
+            "records_skipped": len(corpus.skipped),
+            "skipped": list(corpus.skipped[:20]),
+            "over_budget": over,
+            "file_sha256": file_sha256(file),
+        },
+    )
