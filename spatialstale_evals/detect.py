@@ -17,6 +17,7 @@ from spatialstale_evals.harness.memory_text import FACTORS, MemoryStyle, check_m
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
 from spatialstale_evals.harness.params import (
     changed,
+    check_bool,
     check_choice,
     check_positive_int,
     check_unit_interval,
@@ -45,6 +46,7 @@ def detect(
     image_palette: PaletteName = "paper",
     image_cell_px: int = CELL_PX,
     image_marker: Marker = "triangle",
+    structured_output: bool = False,
     **unknown: Any,
 ) -> Task:
     """Staleness detection: audit every memory entry against the current grid.
@@ -79,6 +81,9 @@ def detect(
         image_cell_px: Cell size in pixels (48: the paper's 384 px at 8x8); the
             minimum the labels need is checked.
         image_marker: The agent as a ``triangle`` (the paper) or a square marked ``A`` (``letter``).
+        structured_output: Pass the verdict schema of ``output`` as Inspect's
+            ``response_schema`` with every audit call, for providers that
+            constrain replies to it (README, Models); off: the paper's protocol.
     """
     reject_unknown(detect, unknown)
     factors = pick(locals(), (*FACTORS, *IMAGE_PARAMS))  # the memory and image factors, as passed
@@ -87,15 +92,16 @@ def detect(
     check_positive_int("batch_size", batch_size)
     threshold = check_unit_interval("threshold", threshold)
     check_memory(memory_style, distractors)
+    options = {"structured_output": check_bool("structured_output", structured_output)}
     instances = InstanceSet.load(dataset, regime)
     first = next(iter(instances.by_id.values()))
     params = {"modality": modality, "batch_size": batch_size, "output": output, "threshold": threshold}
     check_render(modality, factors, first.height, first.width)
-    settings = settings_from(DetectionSettings, params | factors)
+    settings = settings_from(DetectionSettings, params | factors | options)
     return Task(
-        dataset=instances.samples("detect", params | factors, params | changed(detect, factors)),
+        dataset=instances.samples("detect", params | factors | options, params | changed(detect, factors | options)),
         solver=audit_windows(instances, settings),
         scorer=detection_scorer(),
         version=TASK_VERSION,
-        metadata={"task_family": "detect", "regime": regime, **params, **factors},
+        metadata={"task_family": "detect", "regime": regime, **params, **factors, **options},
     )

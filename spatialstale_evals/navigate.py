@@ -26,6 +26,7 @@ from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modal
 from spatialstale_evals.harness.params import (
     NotApplicable,
     changed,
+    check_bool,
     check_choice,
     check_positive_int,
     pick,
@@ -87,6 +88,7 @@ def navigate(
     image_palette: PaletteName = "paper",
     image_cell_px: int = CELL_PX,
     image_marker: Marker = "triangle",
+    structured_output: bool = False,
     **unknown: Any,
 ) -> Task:
     """Navigation under stale memory: reach the goal with raw, filtered or no memory.
@@ -140,12 +142,21 @@ def navigate(
         image_cell_px: Cell size in pixels (48: the paper's 384 px at 8x8); the
             minimum the labels need is checked.
         image_marker: The agent as a ``triangle`` (the paper) or a square marked ``A`` (``letter``).
+        structured_output: Pass the verdict schema as Inspect's ``response_schema``
+            with every audit call (``omcd``, ``self_verify``; the moves are tool
+            calls), for providers that constrain replies to it (README, Models).
     """
     reject_unknown(navigate, unknown)
     factors = pick(locals(), (*FACTORS, *IMAGE_PARAMS))  # the memory and image factors, as passed
     check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode)
     check_memory(memory_style, distractors)
     check_framing(memory_framing, memory_position)
+    options = {"structured_output": check_bool("structured_output", structured_output)}
+    if structured_output and STRATEGIES[strategy].audit_batch_size(1, batch_size) is None:
+        raise NotApplicable(
+            f"structured_output constrains the auditor's JSON verdicts; {strategy} asks no auditor "
+            "(the navigator's moves are tool calls)"
+        )
     section = changed(navigate, {k: factors[k] for k in SECTION_FACTORS})
     if section and not STRATEGIES[strategy].shows_memory:
         named = ", ".join(f"{k}={v}" for k, v in section.items())
@@ -164,12 +175,14 @@ def navigate(
         "view_radius": view_radius,
         "filter_mode": filter_mode,
     }
-    settings = settings_from(NavigationSettings, params | factors)
+    settings = settings_from(NavigationSettings, params | factors | options)
     return Task(
-        dataset=instances.samples("navigate", params | factors, params | changed(navigate, factors)),
+        dataset=instances.samples(
+            "navigate", params | factors | options, params | changed(navigate, factors | options)
+        ),
         solver=navigation_loop(instances, settings),
         scorer=navigation_scorer(),
         epochs=epochs,
         version=TASK_VERSION,
-        metadata={"task_family": "navigate", "regime": regime, **params, **factors},
+        metadata={"task_family": "navigate", "regime": regime, **params, **factors, **options},
     )

@@ -16,6 +16,7 @@ from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modal
 from spatialstale_evals.harness.params import (
     NotApplicable,
     changed,
+    check_bool,
     check_choice,
     check_positive_int,
     pick,
@@ -24,6 +25,7 @@ from spatialstale_evals.harness.params import (
 from spatialstale_evals.harness.probe_scoring import probe_scorer
 from spatialstale_evals.harness.probing import (
     CONVERSATIONS,
+    PROBES,
     Conversation,
     ProbeSettings,
     check_dimensions,
@@ -50,6 +52,7 @@ def probe(
     image_palette: PaletteName = "paper",
     image_cell_px: int = CELL_PX,
     image_marker: Marker = "triangle",
+    structured_output: bool = False,
     **unknown: Any,
 ) -> Task:
     """STALE's state resolution, premise resistance and policy adaptation, asked about spatial memory.
@@ -77,15 +80,20 @@ def probe(
         image_palette: ``paper``, ``high_contrast`` or ``grayscale`` (needs labels).
         image_cell_px: Cell size in pixels (48: the paper's 384 px at 8x8).
         image_marker: The agent as a ``triangle`` (the paper) or a square marked ``A`` (``letter``).
+        structured_output: Pass each JSON answer's schema (explicit, premise) as
+            Inspect's ``response_schema``, for providers that constrain replies
+            to it (README, Models); the implicit probe is a tool call.
     """
     reject_unknown(probe, unknown)
     render_args = pick(locals(), IMAGE_PARAMS)
     check_choice("modality", modality, OBSERVATIONS)
     check_choice("conversation", conversation, CONVERSATIONS)
     check_positive_int("targets_per_kind", targets_per_kind)
-    if not isinstance(show_store, bool):
-        raise ValueError(f"show_store must be true or false; got {show_store!r}")
+    check_bool("show_store", show_store)
+    check_bool("structured_output", structured_output)
     asked = check_dimensions(dimensions)
+    if structured_output and not any(PROBES[d].schema for d in asked):
+        raise NotApplicable("structured_output constrains JSON answers; the implicit probe's answer is a tool call")
     if not show_store and "implicit" in asked:
         raise NotApplicable(
             "show_store=false shows only the target's entry, so the implicit probe has no route of memory's "
@@ -101,10 +109,11 @@ def probe(
         "targets_per_kind": targets_per_kind,
         "show_store": show_store,
     }
-    settings = settings_from(ProbeSettings, {**params, "dimensions": asked} | render_args)
-    listed = {k: v for k, v in params.items() if k != "dimensions"} | changed(probe, render_args)
+    options = {"structured_output": structured_output}  # named in the sample input only when on
+    settings = settings_from(ProbeSettings, {**params, "dimensions": asked} | render_args | options)
+    listed = {k: v for k, v in params.items() if k != "dimensions"} | changed(probe, render_args | options)
     return Task(
-        dataset=instances.samples("probe", params | render_args, listed | {"dimensions": ",".join(asked)}),
+        dataset=instances.samples("probe", params | render_args | options, listed | {"dimensions": ",".join(asked)}),
         solver=probe_targets(instances, settings),
         scorer=probe_scorer(),
         version=TASK_VERSION,
@@ -114,5 +123,6 @@ def probe(
             "probe_prompt_version": prompts.PROBE_PROMPT_VERSION,
             **params,
             **render_args,
+            **options,
         },
     )

@@ -19,7 +19,13 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
 from spatialstale_evals.harness import prompts
-from spatialstale_evals.harness.params import check_choice, check_positive_int, check_subset, reject_unknown
+from spatialstale_evals.harness.params import (
+    check_bool,
+    check_choice,
+    check_positive_int,
+    check_subset,
+    reject_unknown,
+)
 from spatialstale_evals.harness.probing import CONVERSATIONS, Conversation
 from spatialstale_evals.harness.stale_asking import StaleSettings, stale_probes
 from spatialstale_evals.harness.stale_corpus import (
@@ -86,6 +92,7 @@ def stale(
     context_tokens: int = DEFAULT_CONTEXT_TOKENS,
     strict: bool = True,
     hub_revision: str = HUB_REVISION,
+    structured_output: bool = False,
     **unknown: Any,
 ) -> Task:
     """STALE's state resolution, premise resistance and implicit policy adaptation on its own corpus.
@@ -111,14 +118,16 @@ def stale(
             and count them in the log (``records_skipped``).
         hub_revision: The dataset revision ``source=hub`` downloads (the
             commit it resolved to is logged as ``hub_commit``).
+        structured_output: Pass the verdict schema as Inspect's ``response_schema``
+            with the judge's call (the agent's answers are free text).
     """
     reject_unknown(stale, unknown)
     check_choice("conversation", conversation, CONVERSATIONS)
     asked_types = check_subset("types", types, STALE_TYPES)
     asked = check_subset("dimensions", dimensions, STALE_DIMENSIONS)
     check_positive_int("context_tokens", context_tokens)
-    if not isinstance(strict, bool):
-        raise ValueError(f"strict must be true or false; got {strict!r}")
+    check_bool("strict", strict)
+    check_bool("structured_output", structured_output)
     file, commit = _corpus_file(path, source, hub_revision)
     corpus = load_corpus(file, strict=strict)
     samples = [record_sample(r, context_tokens) for r in corpus.records if r.type in asked_types]
@@ -134,7 +143,7 @@ def stale(
     return Task(
         dataset=MemoryDataset(samples, name=file.stem, location=str(file)),
         solver=stale_probes(StaleSettings(asked, conversation)),
-        scorer=stale_judge(),
+        scorer=stale_judge(structured_output),
         metrics=stale_metrics(asked, asked_types),
         version=TASK_VERSION,
         metadata={
@@ -144,6 +153,7 @@ def stale(
             "dimensions": list(asked),
             "conversation": conversation,
             "context_tokens": context_tokens,
+            "structured_output": structured_output,
             "source": source,
             "hub_commit": commit,
             "records_skipped": len(corpus.skipped),

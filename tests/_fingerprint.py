@@ -51,6 +51,8 @@ ADDED_METADATA = (
     "image_palette",
     "image_cell_px",
     "image_marker",
+    # issue 16: structured_output (off: no call changes, the config included; tests/test_structured.py)
+    "structured_output",
 )
 #: Count keys added on purpose (issue 13: distractor notes, 0 without them):
 #: left out of the hashes and value comparisons, checked to be 0.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 from inspect_ai.log import transcript
 from inspect_ai.model import (
@@ -16,10 +16,12 @@ from inspect_ai.model import (
     Model,
     ModelOutput,
 )
+from inspect_ai.util import JSONSchema
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.observe import Observation, observation_parts, user_message
 from spatialstale_evals.harness.parsing import Judgement, parse_audit_reply
+from spatialstale_evals.harness.schemas import flag, number, response_config, text, verdict_list
 from spatialstale_evals.world.grid import UNSEEN, Cell
 from spatialstale_evals.world.memory import MemoryEntry
 
@@ -28,6 +30,13 @@ from spatialstale_evals.world.memory import MemoryEntry
 AuditOutput = Literal["binary", "continuous"]
 #: The request that asks for each output format.
 REQUESTS: dict[str, str] = {"binary": prompts.AUDIT_BINARY, "continuous": prompts.AUDIT_CONTINUOUS}
+#: The verdict schema of each output format (``structured_output``; ``harness/schemas.py``).
+SCHEMAS: dict[str, JSONSchema] = {
+    "binary": verdict_list({"memory_id": text(), "is_stale": flag(), "confidence": number(), "reasoning": text()}),
+    "continuous": verdict_list({"memory_id": text(), "staleness": number(), "reasoning": text()}),
+}
+if SCHEMAS.keys() != REQUESTS.keys() or set(REQUESTS) != set(get_args(AuditOutput)):
+    raise RuntimeError("harness.audit: every AuditOutput needs its request and its schema")
 
 
 @dataclass
@@ -84,17 +93,20 @@ async def audit_entries(
     output: str = "binary",
     threshold: float | None = None,
     label: str = "audit",
+    structured: bool = False,
 ) -> AuditResult:
     """Audit ``entries`` against the current ``grid`` in batches of ``batch_size``.
 
     Each batch is one model call holding the observation and the batch's
-    entries; replies are parsed leniently and every failure is counted.
-    Entries without a usable verdict are not flagged.
+    entries (and, when ``structured``, the output format's schema); replies
+    are parsed leniently and every failure is counted. Entries without a
+    usable verdict are not flagged.
     """
     result = AuditResult()
+    config = response_config(f"audit_{output}", SCHEMAS[output], structured)
     for index, batch in enumerate(batches(entries, batch_size)):
         messages = audit_messages(grid, agent, batch, modality, output)
-        reply = await model.generate(messages)
+        reply = await model.generate(messages, config=config)
         ids = [e.id for e in batch]
         parsed = parse_audit_reply(reply.completion, ids, output, threshold, refused=_refused(reply))
         result.judgements.update(parsed.judgements)

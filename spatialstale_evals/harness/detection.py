@@ -35,6 +35,7 @@ class DetectionSettings(Observed):
     threshold: float
     memory_style: MemoryStyle
     distractors: int
+    structured_output: bool
     render: RenderStyle
 
 
@@ -51,6 +52,7 @@ async def audit_window(model: Model, instance: Instance, window: Window, setting
         output=settings.output,
         threshold=settings.threshold,
         label=f"audit step {window.step}",
+        structured=settings.structured_output,
     )
     return {
         "step": window.step,

@@ -165,6 +165,7 @@ class Navigation:
             auditor=self.auditor,
             modality=self.settings.observation,
             batch_size=self.settings.batch_size,
+            structured=self.settings.structured_output,
             reason=reason,
             step=episode.env.steps,
             epoch=episode.epoch,
@@ -273,6 +274,7 @@ class NavigationSettings(Observed):
     memory_framing: MemoryFraming
     memory_position: MemoryPosition
     distractors: int
+    structured_output: bool
     render: RenderStyle
 
 

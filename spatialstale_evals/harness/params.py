@@ -46,6 +46,12 @@ def check_positive_int(name: str, value: Any, allow_zero: bool = False) -> int:
     return value
 
 
+def check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false; got {value!r}")
+    return value
+
+
 def check_unit_interval(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:  # NaN too
         raise ValueError(f"{name} must be a number in [0, 1]; got {value!r}")

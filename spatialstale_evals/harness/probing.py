@@ -35,6 +35,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolInfo
+from inspect_ai.util import JSONSchema
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.navigation import MOVE_TOOL
@@ -42,8 +43,10 @@ from spatialstale_evals.harness.observe import Observed, Role, observation_parts
 from spatialstale_evals.harness.params import check_subset
 from spatialstale_evals.harness.parsing import parse_move, parse_probe_answer
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
+from spatialstale_evals.harness.schemas import flag, obj, response_config, text
 from spatialstale_evals.world.grid import Cell, Grid, apply_move, goal_of, start_of
 from spatialstale_evals.world.instance import Instance
+from spatialstale_evals.world.memory import DANGER, SAFE
 from spatialstale_evals.world.render import RenderStyle
 from spatialstale_evals.world.targets import KINDS, ROUTE_KINDS, STALE_KINDS, Target, choose_targets
 
@@ -65,6 +68,7 @@ class ProbeSettings(Observed):
     conversation: str
     targets_per_kind: int
     show_store: bool
+    structured_output: bool
     render: RenderStyle
 
 
@@ -137,7 +141,8 @@ class Probe:
     ``stale`` task and STALE's data name it), the target kinds it asks about,
     its ask (where the agent stands, and the words), the right answer, how a
     reply is judged, the tools it offers, and whether it needs the target's
-    placement."""
+    placement; and the schema of its JSON answer (``structured_output``; None
+    for a tool call)."""
 
     stale_metric: str
     stale_dimension: str
@@ -148,12 +153,27 @@ class Probe:
     role: Role = "audit"
     tools: tuple[ToolInfo, ...] = ()
     needs_placement: bool = False
+    schema: JSONSchema | None = None
 
 
 #: The three dimensions, in ``Dimension`` order (the order a shared conversation asks them).
 PROBES: dict[str, Probe] = {
     # is the cell safe now? (the truth of the cell)
-    "explicit": Probe("state_resolution", "dim1", KINDS, _ask_explicit, lambda t: t.safe_now, _judge_answer("state")),
+    "explicit": Probe(
+        "state_resolution",
+        "dim1",
+        KINDS,
+        _ask_explicit,
+        lambda t: t.safe_now,
+        _judge_answer("state"),
+        schema=obj(
+            {
+                "cell": JSONSchema(type="array", items=JSONSchema(type="integer")),
+                "state": JSONSchema(type="string", enum=[SAFE, DANGER]),
+                "reason": text(),
+            }
+        ),
+    ),
     # does the entry's claim still hold? (true for a control)
     "premise": Probe(
         "premise_resistance",
@@ -162,6 +182,7 @@ PROBES: dict[str, Probe] = {
         _ask_premise,
         lambda t: t.kind not in STALE_KINDS,
         _judge_answer("premise_holds"),
+        schema=obj({"premise_holds": flag(), "step_on": flag(), "reason": text()}),
     ),
     # step onto the target exactly when it is safe now (only SAFE claims can be a route step)
     "implicit": Probe(
@@ -233,8 +254,11 @@ async def probe_target(
             continue
         user = question(instance, grid, target, dimension, settings)
         messages = [*history, user] if settings.conversation == "shared" else [system_message(), user]
-        tools: list[ToolInfo] = list(PROBES[dimension].tools)
-        output = await model.generate(messages, tools=tools, config=GenerateConfig(parallel_tool_calls=False))
+        probe = PROBES[dimension]
+        config = response_config(f"probe_{dimension}", probe.schema, settings.structured_output)
+        output = await model.generate(
+            messages, tools=list(probe.tools), config=config.merge(GenerateConfig(parallel_tool_calls=False))
+        )
         outcome, said = verdict(dimension, target, grid, output)
         records.append(
             {**record, "outcome": outcome, **said, "tokens": output.usage.total_tokens if output.usage else 0}

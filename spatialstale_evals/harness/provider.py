@@ -35,6 +35,7 @@ from inspect_ai.util import store
 
 from spatialstale_evals.harness.observe import Prompt
 from spatialstale_evals.harness.samples import EPISODE_KEY
+from spatialstale_evals.harness.schemas import VERDICTS
 from spatialstale_evals.harness.scripted import POLICIES, audit_reply, move_choice, probe_reply
 from spatialstale_evals.harness.stale_scripted import STALE_REPLIERS
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
@@ -68,6 +69,15 @@ def move_output(model: str, direction: str, call_id: str, usage_in: int) -> Mode
 def text_output(model: str, text: str, usage_in: int) -> ModelOutput:
     """A plain reply, with tokens counted as documented above."""
     return _with_usage(ModelOutput.from_content(model, text), usage_in, count_text_tokens(text))
+
+
+def conform(reply: str, config: GenerateConfig) -> str:
+    """The reply in the shape of the request's ``response_schema``, as a provider
+    that constrains replies gives it: an audit's verdict list under ``verdicts``."""
+    schema = config.response_schema
+    if schema is not None and VERDICTS in (schema.json_schema.properties or {}) and reply.lstrip().startswith("["):
+        return json.dumps({VERDICTS: json.loads(reply)})
+    return reply
 
 
 def episode_salt() -> tuple[Any, ...] | None:
@@ -118,4 +128,4 @@ class ScriptedAPI(ModelAPI):
             call_id = "call_" + hashlib.sha256(prompt.text.encode()).hexdigest()[:12]
             return move_output(self.model_name, direction, call_id, usage_in)
         reply = probe_reply(self.policy, prompt, self.seed, salt) or audit_reply(self.policy, prompt, self.seed, salt)
-        return text_output(self.model_name, reply, usage_in)
+        return text_output(self.model_name, conform(reply, config), usage_in)

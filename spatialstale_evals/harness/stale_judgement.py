@@ -42,11 +42,16 @@ def _verdict(value: Any) -> bool | None:
     return _VERDICT_WORDS.get(str(value).strip().lower()) if isinstance(value, str) else None
 
 
+def judge_key(dimension: str) -> str:
+    """The key STALE's judge writes a dimension's verdict under: ``dim1_eval``."""
+    return f"{dimension}_eval"
+
+
 def _dimension_value(objects: list[dict[str, Any]], dimension: str) -> Any:
     """What the first of ``objects`` that names ``dimension`` says of it: STALE's own
     judge shape ``{"dim1_eval": {"reasoning": ..., "pass": ...}}``, or
     ``"dim1"``/``"dim1_pass"`` keys, or ``{"dimension": "dim1", "pass": ...}``."""
-    keys = (f"{dimension}_eval", dimension, f"{dimension}_pass", f"{dimension}_result")
+    keys = (judge_key(dimension), dimension, f"{dimension}_pass", f"{dimension}_result")
     for obj in objects:
         lowered = {str(k).lower(): v for k, v in obj.items()}
         found = next((lowered[k] for k in keys if k in lowered), None)

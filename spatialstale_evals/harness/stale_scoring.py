@@ -44,11 +44,13 @@ from inspect_ai.model import (
 )
 from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import TaskState
+from inspect_ai.util import JSONSchema
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.counts import ratio
+from spatialstale_evals.harness.schemas import flag, obj, response_config, text
 from spatialstale_evals.harness.stale_corpus import STALE_DIMENSIONS, STALE_TYPES
-from spatialstale_evals.harness.stale_judgement import StaleJudgement, parse_stale_judgement
+from spatialstale_evals.harness.stale_judgement import StaleJudgement, judge_key, parse_stale_judgement
 
 GRADER_ROLE = "grader"
 #: Store keys: the dimensions the solver asks, and the answers as they come.
@@ -90,10 +92,19 @@ def judge_messages(meta: Mapping[str, Any], answers: Mapping[str, Mapping[str, A
     return [ChatMessageSystem(content=prompts.STALE_JUDGE_SYSTEM), ChatMessageUser(content=user)]
 
 
-async def judge(model: Model, messages: list[ChatMessage], dimensions: Sequence[str]) -> tuple[StaleJudgement, str]:
-    """The judgement of one call, and the judge's reply text; a call that fails is a failed judgement."""
+def verdict_schema(dimensions: Sequence[str]) -> JSONSchema:
+    """The judge's reply as STALE's judge writes it: ``{"dim1_eval": {"reasoning", "pass"}, ...}``."""
+    return obj({judge_key(d): obj({"reasoning": text(), "pass": flag()}) for d in dimensions})
+
+
+async def judge(
+    model: Model, messages: list[ChatMessage], dimensions: Sequence[str], structured: bool = False
+) -> tuple[StaleJudgement, str]:
+    """The judgement of one call (with the verdict schema when ``structured``), and
+    the judge's reply text; a call that fails is a failed judgement."""
+    config = GenerateConfig(temperature=0).merge(response_config("judgement", verdict_schema(dimensions), structured))
     try:
-        output = await model.generate(messages, config=GenerateConfig(temperature=0))
+        output = await model.generate(messages, config=config)
     except Exception as exc:  # noqa: BLE001 - whatever the grader raises, the scenario is unscored, not failed
         return StaleJudgement(dict.fromkeys(dimensions), problem=f"judge error: {type(exc).__name__}: {exc}"[:300]), ""
     if output.error:
@@ -193,8 +204,12 @@ def stale_metrics(dimensions: Sequence[str], types: Sequence[str]) -> list[Metri
 
 
 @scorer(metrics=list(STALE_METRICS.values()))  # the task shows only the cells it asks (``stale_metrics``)
-def stale_judge():
-    """One ``grader`` call grades the scenario's answers; a failed judgement leaves them unscored."""
+def stale_judge(structured_output: bool = False):
+    """One ``grader`` call grades the scenario's answers; a failed judgement leaves them unscored.
+
+    Args:
+        structured_output: Pass the verdict schema as ``response_schema``.
+    """
 
     async def score(state: TaskState, target: Target) -> Score:
         require_grader()
@@ -203,7 +218,7 @@ def stale_judge():
         meta, judgement, reply = state.metadata, StaleJudgement({}), ""
         model = get_model(role=GRADER_ROLE, required=True)
         if answers:
-            judgement, reply = await judge(model, judge_messages(meta, answers), list(answers))
+            judgement, reply = await judge(model, judge_messages(meta, answers), list(answers), structured_output)
         value = score_value(judgement, meta["type"], asked, answers)
         passed = [d for d, p in judgement.passes.items() if p]
         # the grader's name here, not only in the log header: ``inspect score`` leaves the header's

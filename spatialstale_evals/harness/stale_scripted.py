@@ -28,6 +28,7 @@ from inspect_ai.model import ChatMessage, ChatMessageUser
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.stale_corpus import STALE_DIMENSIONS
+from spatialstale_evals.harness.stale_judgement import judge_key
 
 _WORD = re.compile(r"[a-z0-9]+")
 #: Words that carry no topic (so "I" and "the" match nothing).
@@ -83,7 +84,7 @@ def judge_reply(messages: Sequence[ChatMessage]) -> str:
             continue
         said = sorted(content_words(answer) & new_only)
         reasoning = f"states the new state ({', '.join(said)})" if said else "says nothing of the new state"
-        verdicts[f"{dimension}_eval"] = {"reasoning": reasoning, "pass": bool(said)}
+        verdicts[judge_key(dimension)] = {"reasoning": reasoning, "pass": bool(said)}
     return json.dumps(verdicts)
 
 

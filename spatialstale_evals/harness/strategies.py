@@ -52,7 +52,8 @@ MOMENTS: tuple[Moment, ...] = ("start", "event", "view")
 class JudgeRequest:
     """What a judgement sees: the world now and as the agent sees it, which
     entries are due (in view, not yet judged since the world last changed),
-    what the agent has observed, and which model may be asked."""
+    what the agent has observed, which model may be asked, and whether with
+    the verdict schema (``structured``: pass it on to ``audit_entries``)."""
 
     instance: Instance
     grid: Grid
@@ -61,6 +62,7 @@ class JudgeRequest:
     auditor: Model
     modality: str | Observation
     batch_size: int
+    structured: bool
     reason: str
     step: int
     epoch: int
@@ -161,6 +163,7 @@ class ModelAudit(MemoryPolicy):
             modality=request.modality,
             batch_size=self.audit_batch_size(n, request.batch_size),
             label=f"{self.name} audit ({request.reason})",
+            structured=request.structured,
         )
         flagged = result.flagged
         decisions: dict[str, Decision] = {e.id: "contradicted" if e.id in flagged else "keep" for e in request.due}

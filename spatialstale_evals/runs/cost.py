@@ -29,7 +29,7 @@ from inspect_ai.model import ChatMessage, ChatMessageSystem, ModelOutput
 from inspect_ai.tool import ToolInfo
 
 from spatialstale_evals import task_functions
-from spatialstale_evals.harness.audit import audit_messages, batches
+from spatialstale_evals.harness.audit import SCHEMAS, audit_messages, batches
 from spatialstale_evals.harness.detection import DetectionSettings
 from spatialstale_evals.harness.episode import Episode, due_entries
 from spatialstale_evals.harness.memory_text import system_prompt, written
@@ -38,7 +38,8 @@ from spatialstale_evals.harness.navigation import MOVE_TOOL, NavigationSettings,
 from spatialstale_evals.harness.observe import Observation, settings_from
 from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.harness.probing import ProbeSettings, check_dimensions, probe_target
-from spatialstale_evals.harness.provider import last_prompt, move_output, text_output
+from spatialstale_evals.harness.provider import conform, last_prompt, move_output, text_output
+from spatialstale_evals.harness.schemas import response_config
 from spatialstale_evals.harness.scripted import audit_reply, move_choice, probe_reply
 from spatialstale_evals.harness.stale_asking import StaleSettings, ask
 from spatialstale_evals.harness.stale_scoring import judge, judge_messages
@@ -80,12 +81,14 @@ def audit_cost(
     batch_size: int,
     agent: Cell = (0, 0),
     output: str = "binary",
+    structured: bool = False,
 ) -> Cost:
-    """One audit of ``memory`` against ``grid`` in batches of ``batch_size``."""
-    total = Cost()
+    """One audit of ``memory`` against ``grid`` in batches of ``batch_size``
+    (the reply in the schema's shape when ``structured``, as the provider gives it)."""
+    total, config = Cost(), response_config(f"audit_{output}", SCHEMAS[output], structured)
     for batch in batches(memory, batch_size):
         messages = audit_messages(grid, agent, batch, modality, output)
-        reply = audit_reply("observer", last_prompt(messages))
+        reply = conform(audit_reply("observer", last_prompt(messages)), config)
         total += Cost(1, count_input_tokens(messages, []), count_text_tokens(reply))
     return total
 
@@ -109,7 +112,9 @@ def estimate_detect(instances: Sequence[Instance], **args: Any) -> Cost:
     for canonical in instances:
         inst = written(canonical, s.memory_style, s.distractors)
         for window in inst.windows:
-            total += audit_cost(window.grid, inst.memory, s.observation, s.batch_size, output=s.output)
+            total += audit_cost(
+                window.grid, inst.memory, s.observation, s.batch_size, output=s.output, structured=s.structured_output
+            )
     return total
 
 
@@ -131,6 +136,7 @@ def start_decisions(inst: Instance, policy: MemoryPolicy, radius: int | None) ->
             auditor=None,  # type: ignore[arg-type]  # a policy that calls no model never asks it
             modality="text",
             batch_size=1,
+            structured=False,
             reason="start",
             step=0,
             epoch=0,
@@ -160,7 +166,12 @@ def step_prompt_tokens(inst: Instance, settings: NavigationSettings, radius: int
 
 
 def episode_audits(
-    inst: Instance, policy: MemoryPolicy, modality: str | Observation, batch_size: int, horizon: int
+    inst: Instance,
+    policy: MemoryPolicy,
+    modality: str | Observation,
+    batch_size: int,
+    horizon: int,
+    structured: bool = False,
 ) -> Cost:
     """The model audits of one episode that lasts ``horizon`` steps: before the
     first step, and after every scheduled event that fires before the end."""
@@ -169,10 +180,10 @@ def episode_audits(
         return Cost()
     total = Cost()
     if policy.judges("start", inst, 0):
-        total += audit_cost(inst.grid, inst.memory, modality, size)
+        total += audit_cost(inst.grid, inst.memory, modality, size, structured=structured)
     for event in inst.events:
         if event.step < horizon and policy.judges("event", inst, event.step):
-            total += audit_cost(inst.grid_at(event.step), inst.memory, modality, size)
+            total += audit_cost(inst.grid_at(event.step), inst.memory, modality, size, structured=structured)
     return total
 
 
@@ -183,6 +194,7 @@ def walk_audits(
     batch_size: int,
     path: Sequence[Cell],
     radius: int,
+    structured: bool = False,
 ) -> Cost:
     """The model audits of an episode that walks ``path`` seeing ``radius``
     around it: at each moment the policy judges, the entries in view not yet
@@ -197,7 +209,8 @@ def walk_audits(
             return Cost()
         due = due_entries(inst.memory, pos, radius, judged, epoch)
         judged.update((e.id, epoch) for e in due)
-        return audit_cost(visible_grid(inst.grid_at(step), pos, radius), due, modality, size, pos) if due else Cost()
+        seen = visible_grid(inst.grid_at(step), pos, radius)
+        return audit_cost(seen, due, modality, size, pos, structured=structured) if due else Cost()
 
     total += audit("start", 0, path[0])
     for k in range(len(path) - 1):
@@ -239,11 +252,15 @@ def estimate_navigate(instances: Sequence[Instance], *, epochs: int, **args: Any
         budget = s.max_steps or inst.max_steps
         shortest = min(max(len(path) - 1, 1), budget)
         if radius is None:
-            audits_low = episode_audits(inst, policy, obs, batch_size, shortest)
-            audits_high = episode_audits(inst, policy, obs, batch_size, budget)
+            audits_low = episode_audits(inst, policy, obs, batch_size, shortest, s.structured_output)
+            audits_high = episode_audits(inst, policy, obs, batch_size, budget, s.structured_output)
         else:
-            audits_low = walk_audits(inst, policy, obs, batch_size, path, radius)
-            each = audit_cost(inst.grid, inst.memory, obs, 1) if policy.audit_batch_size(1, 1) else Cost()
+            audits_low = walk_audits(inst, policy, obs, batch_size, path, radius, s.structured_output)
+            each = (
+                audit_cost(inst.grid, inst.memory, obs, 1, structured=s.structured_output)
+                if policy.audit_batch_size(1, 1)
+                else Cost()
+            )
             audits_high = each * len(judged_windows(inst, policy, budget))
         for steps, audits, bound in ((shortest, audits_low, "low"), (budget, audits_high, "high")):
             walk = Cost(steps, prompt_tokens(per_step, steps, s.history), steps * MOVE_OUTPUT_TOKENS)

@@ -39,6 +39,7 @@ NOT_PASSED: dict[str, str] = {
     "sample_id": "use --seeds (every task runs the same first N instances)",
     "sample_shuffle": "the matrix keeps the instances' order (paired seeds)",
     "kwargs": "not an option",
+    "response_schema": "use --factor structured_output=true (a schema per call that expects JSON, none on moves)",
 }
 HINTS: dict[str, Any] = {
     **typing.get_type_hints(GenerateConfigArgs),
