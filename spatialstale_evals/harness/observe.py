@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from inspect_ai.model import ChatMessageUser, Content, ContentImage, ContentText
 
 from spatialstale_evals.harness import prompts
-from spatialstale_evals.harness.params import NotApplicable, check_choice, check_positive_int
+from spatialstale_evals.harness.params import NotApplicable, check_bool, check_choice, check_positive_int
 from spatialstale_evals.world.grid import UNSEEN, Cell, Grid, goal_of
 from spatialstale_evals.world.observation import parse_text_observation, position_line, text_observation
 from spatialstale_evals.world.render import MARKERS, PALETTES, PAPER, RenderStyle, decode_grid, render_png
@@ -180,8 +180,7 @@ def check_render(modality: str, args: Mapping[str, Any], height: int, width: int
     grid (with the minimum cell size), ``NotApplicable`` for a style on text."""
     check_choice("modality", modality, OBSERVATIONS)
     labels, palette, cell_px, marker = (args.get(p, f.default) for p, f in _IMAGE_FIELDS.items())
-    if not isinstance(labels, bool):
-        raise ValueError(f"image_labels must be true or false; got {labels!r}")
+    check_bool("image_labels", labels)
     check_choice("image_palette", palette, PALETTES)
     check_choice("image_marker", marker, MARKERS)
     check_positive_int("image_cell_px", cell_px)

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inspect_ai.model import ChatMessage, ChatMessageSystem, ModelOutput
+from inspect_ai.model import ChatMessage, ChatMessageSystem, GenerateConfig, ModelOutput
 from inspect_ai.tool import ToolInfo
 
 from spatialstale_evals import task_functions
@@ -38,12 +38,11 @@ from spatialstale_evals.harness.navigation import MOVE_TOOL, NavigationSettings,
 from spatialstale_evals.harness.observe import Observation, settings_from
 from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.harness.probing import ProbeSettings, check_dimensions, probe_target
-from spatialstale_evals.harness.provider import conform, last_prompt, move_output, text_output
+from spatialstale_evals.harness.provider import ScriptedAPI, conform, last_prompt
 from spatialstale_evals.harness.schemas import response_config
-from spatialstale_evals.harness.scripted import audit_reply, move_choice, probe_reply
+from spatialstale_evals.harness.scripted import audit_reply
 from spatialstale_evals.harness.stale_asking import StaleSettings, ask
 from spatialstale_evals.harness.stale_scoring import judge, judge_messages
-from spatialstale_evals.harness.stale_scripted import STALE_REPLIERS
 from spatialstale_evals.harness.strategies import MOMENTS, STRATEGIES, JudgeRequest, MemoryPolicy, Moment
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
@@ -275,28 +274,29 @@ def probe_settings(**args: Any) -> ProbeSettings:
     return settings_from(ProbeSettings, full | {"dimensions": check_dimensions(full["dimensions"])})
 
 
-class ObserverModel:
-    """A stand-in for the model in ``probing.probe_target``: the scripted
-    ``observer``'s replies, counted as its provider counts them, summed."""
+class ScriptedStandIn:
+    """A stand-in for the model in a task's own loop (``probing.probe_target``,
+    ``stale_asking.ask``, ``stale_scoring.judge``): the scripted agent
+    ``spatialstale/<policy>`` answering exactly as its provider does, its
+    calls and tokens summed."""
 
-    def __init__(self) -> None:
-        self.cost = Cost()
+    def __init__(self, policy: str) -> None:
+        self.api, self.cost = ScriptedAPI(policy), Cost()
 
-    async def generate(self, input: list[ChatMessage], tools: Sequence[ToolInfo] = (), **_: Any) -> ModelOutput:
-        prompt, usage_in = last_prompt(input), count_input_tokens(input, list(tools))
-        if tools:
-            output = move_output("observer", move_choice("observer", prompt), "call_0", usage_in)
-        else:
-            output = text_output("observer", probe_reply("observer", prompt) or "", usage_in)
-        self.cost += Cost(1, usage_in, output.usage.output_tokens if output.usage else 0)
+    async def generate(
+        self, input: list[ChatMessage], tools: Sequence[ToolInfo] = (), config: GenerateConfig | None = None, **_: Any
+    ) -> ModelOutput:
+        output = await self.api.generate(list(input), list(tools), "auto", config or GenerateConfig())
+        usage = output.usage
+        self.cost += Cost(1, usage.input_tokens if usage else 0, usage.output_tokens if usage else 0)
         return output
 
 
 def estimate_probe(instances: Sequence[Instance], **args: Any) -> Cost:
     """Exact for the ``observer`` agent (and for any agent whose replies are as
     long): the task's own probe loop, every target of every instance, against
-    ``ObserverModel``."""
-    s, model = probe_settings(**args), ObserverModel()
+    the ``observer`` agent."""
+    s, model = probe_settings(**args), ScriptedStandIn("observer")
 
     async def ask_all() -> None:
         for inst in instances:
@@ -306,20 +306,6 @@ def estimate_probe(instances: Sequence[Instance], **args: Any) -> Cost:
 
     asyncio.run(ask_all())
     return model.cost
-
-
-class RepliedModel:
-    """A stand-in for a model: a scripted replier of the stale task
-    (``harness/stale_scripted.py``), counted as the provider counts it, summed."""
-
-    def __init__(self, name: str) -> None:
-        self.name, self.cost = name, Cost()
-
-    async def generate(self, input: list[ChatMessage], **_: Any) -> ModelOutput:
-        usage_in = count_input_tokens(input, [])
-        output = text_output(self.name, STALE_REPLIERS[self.name](input), usage_in)
-        self.cost += Cost(1, usage_in, output.usage.output_tokens if output.usage else 0)
-        return output
 
 
 def estimate_stale(**args: Any) -> tuple[int, Cost, Cost]:
@@ -332,7 +318,7 @@ def estimate_stale(**args: Any) -> tuple[int, Cost, Cost]:
     task = task_functions()["stale"](**args)
     meta = task.metadata or {}
     settings = StaleSettings(tuple(meta["dimensions"]), meta["conversation"])
-    agent, grader = RepliedModel("stale-aware"), RepliedModel("judge")
+    agent, grader = ScriptedStandIn("stale-aware"), ScriptedStandIn("judge")
 
     async def ask_all() -> None:
         for sample in task.dataset:
