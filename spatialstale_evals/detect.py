@@ -11,16 +11,16 @@ from typing import Any
 
 from inspect_ai import Task, task
 
-from spatialstale_evals.harness.audit import REQUESTS, AuditOutput
+from spatialstale_evals.harness.audit import FORMATS, AuditOutput, check_output
 from spatialstale_evals.harness.detection import DetectionSettings, audit_windows, detection_scorer
 from spatialstale_evals.harness.memory_text import FACTORS, MemoryStyle, check_memory
+from spatialstale_evals.harness.metrics import DETECTION_METRICS, EDIT_METRICS
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
 from spatialstale_evals.harness.params import (
     changed,
     check_bool,
     check_choice,
     check_positive_int,
-    check_unit_interval,
     pick,
     reject_unknown,
 )
@@ -64,9 +64,12 @@ def detect(
             ``image`` (the rendered PNG). Memory entries are text in both.
         batch_size: Entries per audit call (B). The paper uses 10 and ablates
             1, 5, 10, 20 and 64; each window costs ceil(N / B) calls.
-        output: ``binary`` (``is_stale`` true/false, the paper's default) or
-            ``continuous`` (a ``staleness`` score in [0, 1], flagged at ``threshold``).
-        threshold: Flag threshold tau for ``continuous`` output (paper's best: 0.7).
+        output: ``binary`` (``is_stale`` true/false, the paper's default),
+            ``continuous`` (a ``staleness`` score in [0, 1], flagged at ``threshold``)
+            or ``edit`` (ours: ``is_stale`` and the ``corrected`` claim; adds
+            ``edit_accuracy`` and ``edit_precision``).
+        threshold: Flag threshold tau for ``continuous`` output (paper's best: 0.7);
+            another value with another output is an error.
         dataset: Dataset folder made by ``spatialstale datasets generate``;
             default the canonical ``spatialstale-v1`` shipped in the package.
         memory_style: How each entry is written: ``plain`` (the paper's text),
@@ -88,9 +91,8 @@ def detect(
     reject_unknown(detect, unknown)
     factors = pick(locals(), (*FACTORS, *IMAGE_PARAMS))  # the memory and image factors, as passed
     check_choice("modality", modality, OBSERVATIONS)
-    check_choice("output", output, REQUESTS)
+    threshold = check_output(detect, output, threshold)
     check_positive_int("batch_size", batch_size)
-    threshold = check_unit_interval("threshold", threshold)
     check_memory(memory_style, distractors)
     options = {"structured_output": check_bool("structured_output", structured_output)}
     instances = InstanceSet.load(dataset, regime)
@@ -102,6 +104,7 @@ def detect(
         dataset=instances.samples("detect", params | factors | options, params | changed(detect, factors | options)),
         solver=audit_windows(instances, settings),
         scorer=detection_scorer(),
+        metrics=[*DETECTION_METRICS, *EDIT_METRICS] if FORMATS[output].edits else None,
         version=TASK_VERSION,
         metadata={"task_family": "detect", "regime": regime, **params, **factors, **options},
     )

@@ -11,6 +11,7 @@ from typing import Any
 
 from inspect_ai import Task, task
 
+from spatialstale_evals.harness.audit import FORMATS, AuditOutput, check_output
 from spatialstale_evals.harness.memory_text import (
     FACTORS,
     SECTION_FACTORS,
@@ -20,7 +21,7 @@ from spatialstale_evals.harness.memory_text import (
     check_framing,
     check_memory,
 )
-from spatialstale_evals.harness.memory_view import FILTER_MODES, FilterMode
+from spatialstale_evals.harness.memory_view import FILTER_MODES, NEEDS_CORRECTIONS, FilterMode
 from spatialstale_evals.harness.navigation import NavigationSettings, navigation_loop, navigation_scorer
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
 from spatialstale_evals.harness.params import (
@@ -51,9 +52,11 @@ def check_args(
     max_steps: int | None,
     view_radius: int | None,
     filter_mode: str,
+    output: str,
 ) -> None:
     """Every check on the parameters, before any model call (``NotApplicable``
-    for a valid filter mode of a strategy that judges nothing)."""
+    for a valid filter mode of a strategy that judges nothing, or one that
+    shows corrections with a strategy whose verdicts propose none)."""
     check_choice("strategy", strategy, STRATEGIES)
     check_choice("modality", modality, OBSERVATIONS)
     check_positive_int("batch_size", batch_size)
@@ -64,8 +67,17 @@ def check_args(
     if view_radius is not None:
         check_positive_int("view_radius", view_radius, allow_zero=True)
     check_choice("filter_mode", filter_mode, FILTER_MODES)
-    if filter_mode != "delete" and not STRATEGIES[strategy].removes_entries:
+    policy = STRATEGIES[strategy]
+    if filter_mode != "delete" and not policy.removes_entries:
         raise NotApplicable(f"filter_mode={filter_mode!r} needs a strategy that judges entries; {strategy} judges none")
+    if output != "binary" and policy.audit_batch_size(1, batch_size) is None:
+        raise NotApplicable(f"output={output!r} is the format of the auditor's verdicts; {strategy} asks no auditor")
+    if filter_mode in NEEDS_CORRECTIONS and not policy.corrects(output):
+        editing = ", ".join(name for name, f in FORMATS.items() if f.edits)
+        raise NotApplicable(
+            f"filter_mode={filter_mode!r} shows the claim a judgement proposes; {strategy} proposes none "
+            f"with output={output!r} (an audit needs output={editing})"
+        )
 
 
 @task
@@ -74,6 +86,8 @@ def navigate(
     strategy: StrategyName = "omcd",
     modality: Modality = "text",
     batch_size: int = 10,
+    output: AuditOutput = "binary",
+    threshold: float = 0.7,
     dataset: str | None = None,
     max_steps: int | None = None,
     history: int = 0,
@@ -111,6 +125,11 @@ def navigate(
             observed this episode, unseen ones labelled unverified).
         modality: How the grid is shown to navigator and auditor: ``text`` or ``image``.
         batch_size: Entries per audit call for ``omcd`` (the paper's B = 10).
+        output: The auditor's verdict format (``omcd``, ``self_verify``), as in
+            ``detect``: ``binary`` (the paper), ``continuous`` (flagged at
+            ``threshold``) or ``edit`` (each flag proposes the corrected claim,
+            which ``filter_mode=correct`` shows).
+        threshold: Flag threshold for ``continuous`` output.
         dataset: Dataset folder made by ``spatialstale datasets generate``;
             default the canonical ``spatialstale-v1`` shipped in the package.
         max_steps: Step budget per episode; default the instance's (50 on 8x8).
@@ -123,8 +142,10 @@ def navigate(
             reaches every cell from everywhere is full observability.
         filter_mode: How an entry a strategy judged out of date is shown:
             ``delete`` (the paper: not at all), ``mark`` (its claim replaced by
-            UNKNOWN) or ``history`` (as written, labelled as contradicted). Only
-            for strategies that judge entries.
+            UNKNOWN), ``history`` (as written, labelled as contradicted) or
+            ``correct`` (rewritten with the claim the judgement proposes,
+            labelled as corrected: ``output=edit`` audits, ``oracle``,
+            ``resolve``). Only for strategies that judge entries.
         memory_style: How each entry is written: ``plain`` (the paper's text),
             ``detailed`` (with its provenance from the exploration walks) or
             ``confident`` (with an assertion of certainty). README, Factors.
@@ -148,7 +169,8 @@ def navigate(
     """
     reject_unknown(navigate, unknown)
     factors = pick(locals(), (*FACTORS, *IMAGE_PARAMS))  # the memory and image factors, as passed
-    check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode)
+    check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode, output)
+    threshold = check_output(navigate, output, threshold)
     check_memory(memory_style, distractors)
     check_framing(memory_framing, memory_position)
     options = {"structured_output": check_bool("structured_output", structured_output)}
@@ -170,6 +192,8 @@ def navigate(
         "strategy": strategy,
         "modality": modality,
         "batch_size": batch_size,
+        "output": output,
+        "threshold": threshold,
         "max_steps": max_steps or first.max_steps,
         "history": history,
         "view_radius": view_radius,

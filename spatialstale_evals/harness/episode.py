@@ -52,9 +52,10 @@ class Episode:
     ``view_radius`` None is the paper's full observability. ``epoch`` is the
     step the world last changed at (0 before any event); ``judged`` holds the
     (entry id, epoch) pairs already judged, so an entry is judged again only
-    when its cell is in view after a change. ``decisions`` and ``decided_at`` are
-    the latest verdict on each entry; ``ledger`` what the agent has seen of
-    each cell and when (the runtime resolver's evidence).
+    when its cell is in view after a change. ``decisions``, ``decided_at`` and
+    ``corrections`` are the latest verdict on each entry (the claim proposed
+    for a contradicted one); ``ledger`` what the agent has seen of each cell
+    and when (the runtime resolver's evidence).
     """
 
     env: DynamicFrozenLakeEnv
@@ -64,6 +65,7 @@ class Episode:
     judged: set[tuple[str, int]] = field(default_factory=set)
     decisions: dict[str, Decision] = field(default_factory=dict)
     decided_at: dict[str, int] = field(default_factory=dict)
+    corrections: dict[str, str] = field(default_factory=dict)
     ledger: dict[Cell, tuple[str, int]] = field(default_factory=dict)
     resolutions: list[dict[str, Any]] = field(default_factory=list)
     trajectory: list[list[int]] = field(default_factory=list)
@@ -103,11 +105,15 @@ class Episode:
         """Whether the agent sees ``cell`` now."""
         return in_view(self.agent, cell, self.view_radius)
 
-    def decide(self, decisions: dict[str, Decision], steps: dict[str, int]) -> bool:
+    def decide(
+        self, decisions: dict[str, Decision], steps: dict[str, int], corrections: dict[str, str] | None = None
+    ) -> bool:
         """Merge a verdict's decisions into the latest ones. The step an entry
         became contradicted (``steps``, else now) is kept while it stays so,
-        for the ``history`` label; True when any decision changed."""
-        changed = False
+        for the ``history`` label, and the claim proposed for it (the latest
+        judgement's, for ``correct``); True when any decision or proposed
+        claim changed."""
+        changed, corrections = False, corrections or {}
         for eid, new in decisions.items():
             old = self.decisions.get(eid, "keep")
             changed |= new != old
@@ -115,6 +121,12 @@ class Episode:
                 self.decided_at[eid] = steps.get(eid, self.env.steps)
             elif new != "contradicted":
                 self.decided_at.pop(eid, None)
+            proposed = corrections.get(eid) if new == "contradicted" else None
+            changed |= proposed != self.corrections.get(eid)
+            if proposed is None:
+                self.corrections.pop(eid, None)
+            else:
+                self.corrections[eid] = proposed
             self.decisions[eid] = new
         return changed
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.world.grid import ACTIONS
+from spatialstale_evals.world.memory import DANGER, SAFE
 
 TRUE_WORDS = {"true", "yes", "y", "1", "stale", "t"}
 FALSE_WORDS = {"false", "no", "n", "0", "valid", "f", "not stale", "fresh"}
@@ -45,6 +46,9 @@ class Judgement:
     confidence: float | None = None
     staleness: float | None = None
     reasoning: str = ""
+    #: ``output="edit"``: the claim a stale verdict says holds now (SAFE or
+    #: DANGER), None when it proposes none (or the verdict is not stale).
+    corrected: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +57,7 @@ class Judgement:
             "confidence": self.confidence,
             "staleness": self.staleness,
             "reasoning": self.reasoning,
+            **({"corrected": self.corrected} if self.corrected is not None else {}),
         }
 
 
@@ -116,6 +121,25 @@ def _as_unit_float(value: Any) -> float | None:
     return number
 
 
+#: The words a proposed correction may say its claim with: the entry format's
+#: claims, and what a model may write instead (a cell type, its letter).
+_CLAIM_WORDS = re.compile(r"\b(safe|danger|dangerous|hole|ice|frozen|[HF])\b", re.IGNORECASE)
+_DANGER_WORDS = {"danger", "dangerous", "hole", "h"}
+
+
+def read_claim(value: Any) -> str | None:
+    """The claim a correction proposes, read leniently: ``"DANGER"``,
+    ``"hole"``, ``"H"``, ``"DANGER at (3,4)"``, a whole entry line, or an edit
+    written out (``"replace SAFE at (3,4) with DANGER at (3,4)"``): the last
+    claim word wins, as the new claim comes last. None when there is none."""
+    if value is None or isinstance(value, bool):
+        return None
+    words = _CLAIM_WORDS.findall(value if isinstance(value, str) else json.dumps(value))
+    if not words:
+        return None
+    return DANGER if words[-1].lower() in _DANGER_WORDS else SAFE
+
+
 def _objects(text: str) -> list[dict[str, Any]]:
     """Every JSON object in ``text`` that looks like a judgement, in order.
 
@@ -167,7 +191,9 @@ def parse_audit_reply(
 
     ``output="binary"`` reads ``is_stale``; ``"continuous"`` reads a
     ``staleness`` in [0, 1] and flags it when ``staleness >= threshold``
-    (which ``continuous`` requires: the task's default is its ``threshold``).
+    (which ``continuous`` requires: the task's default is its ``threshold``);
+    ``"edit"`` reads ``is_stale`` and, on a stale verdict, the ``corrected``
+    claim (``read_claim``; a correction on a valid verdict is ignored).
     ``refused`` marks a provider-level refusal (e.g. a content filter).
     """
     if output == "continuous" and threshold is None:
@@ -201,12 +227,14 @@ def parse_audit_reply(
             parsed.invalid.append(eid)
             continue
         reasoning = obj.get("reasoning", "")
+        corrected = read_claim(obj.get("corrected", obj.get("correction"))) if output == "edit" and flagged else None
         parsed.judgements[eid] = Judgement(
             memory_id=eid,
             is_stale=flagged,
             confidence=_as_unit_float(obj.get("confidence")),
             staleness=staleness,
             reasoning=reasoning if isinstance(reasoning, str) else json.dumps(reasoning),
+            corrected=corrected,
         )
     # An entry answered twice has no single verdict: a parse failure, not flagged.
     for eid in dict.fromkeys(parsed.duplicate_ids):
