@@ -30,6 +30,7 @@ from spatialstale_evals.harness.params import (
     check_bool,
     check_choice,
     check_positive_int,
+    defaults,
     pick,
     reject_unknown,
 )
@@ -52,11 +53,13 @@ def check_args(
     max_steps: int | None,
     view_radius: int | None,
     filter_mode: str,
-    output: str,
+    audit_format: dict[str, Any],
 ) -> None:
     """Every check on the parameters, before any model call (``NotApplicable``
-    for a valid filter mode of a strategy that judges nothing, or one that
-    shows corrections with a strategy whose verdicts propose none)."""
+    for a valid filter mode of a strategy that judges nothing, one that shows
+    corrections with a strategy whose verdicts propose none, or an audit
+    format (``audit_format``: ``output`` and ``threshold`` where not the
+    defaults, already checked) for a strategy that asks no auditor)."""
     check_choice("strategy", strategy, STRATEGIES)
     check_choice("modality", modality, OBSERVATIONS)
     check_positive_int("batch_size", batch_size)
@@ -70,8 +73,10 @@ def check_args(
     policy = STRATEGIES[strategy]
     if filter_mode != "delete" and not policy.removes_entries:
         raise NotApplicable(f"filter_mode={filter_mode!r} needs a strategy that judges entries; {strategy} judges none")
-    if output != "binary" and policy.audit_batch_size(1, batch_size) is None:
-        raise NotApplicable(f"output={output!r} is the format of the auditor's verdicts; {strategy} asks no auditor")
+    if audit_format and policy.audit_batch_size(1, batch_size) is None:
+        named = ", ".join(f"{k}={v!r}" for k, v in audit_format.items())
+        raise NotApplicable(f"{named}: the format of the auditor's verdicts; {strategy} asks no auditor")
+    output = audit_format.get("output", defaults(navigate)["output"])
     if filter_mode in NEEDS_CORRECTIONS and not policy.corrects(output):
         editing = ", ".join(name for name, f in FORMATS.items() if f.edits)
         raise NotApplicable(
@@ -129,7 +134,8 @@ def navigate(
             ``detect``: ``binary`` (the paper), ``continuous`` (flagged at
             ``threshold``) or ``edit`` (each flag proposes the corrected claim,
             which ``filter_mode=correct`` shows).
-        threshold: Flag threshold for ``continuous`` output.
+        threshold: Flag threshold for ``continuous`` output; another value with
+            another output is an error.
         dataset: Dataset folder made by ``spatialstale datasets generate``;
             default the canonical ``spatialstale-v1`` shipped in the package.
         max_steps: Step budget per episode; default the instance's (50 on 8x8).
@@ -169,8 +175,9 @@ def navigate(
     """
     reject_unknown(navigate, unknown)
     factors = pick(locals(), (*FACTORS, *IMAGE_PARAMS))  # the memory and image factors, as passed
-    check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode, output)
     threshold = check_output(navigate, output, threshold)
+    audit_format = changed(navigate, {"output": output, "threshold": threshold})
+    check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode, audit_format)
     check_memory(memory_style, distractors)
     check_framing(memory_framing, memory_position)
     options = {"structured_output": check_bool("structured_output", structured_output)}

@@ -62,9 +62,10 @@ ADDED_TASK_METADATA = {"navigate": ("output", "threshold")}
 #: left out of the hashes and value comparisons, checked to be 0.
 ADDED_COUNTS = ("distractors", "distractors_flagged")
 #: Keys added to the navigate audit records (issue 12: how many entries a
-#: judgement judged; issue 13: the distractor counts); left out of the
+#: judgement judged; issue 13: the distractor counts) and episode records
+#: (issue 16: how the view showed a death's entry); left out of the
 #: score-metadata hash.
-ADDED_SCORE_METADATA = ("judged", *ADDED_COUNTS)
+ADDED_SCORE_METADATA = ("judged", *ADDED_COUNTS, "death_note")
 #: Arguments every fingerprinted navigate run gets where the task has them:
 #: issue 13 moved the navigator's "memory may be out of date" line out of the
 #: default prompt (the paper has none) into ``memory_framing="warn"``, which

@@ -84,7 +84,17 @@ def test_constructed_verdicts_give_the_expected_edit_counts() -> None:
         ("DANGER at (3,4)", "DANGER"),
         ("[mem_044] SAFE at (5,4): Frozen ice - safe to walk", "SAFE"),
         ("replace DANGER at (3,4) with SAFE at (3,4)", "SAFE"),  # the paper's phrasing: the new claim last
+        ("SAFE -> DANGER", "DANGER"),
+        ("the cell is now a hole, not ice", "DANGER"),
+        ("DANGER (previously SAFE)", "DANGER"),
+        ("deadly", "DANGER"),
         ({"claim": "DANGER"}, "DANGER"),
+        # never guessed: negated, both claims without a direction, none, not text
+        ("not safe", None),
+        ("it is not dangerous", None),
+        ("unsafe", None),
+        ("ice or hole", None),
+        ({"safe": False}, None),
         (None, None),
         ("", None),
         ("n/a", None),
@@ -93,6 +103,14 @@ def test_constructed_verdicts_give_the_expected_edit_counts() -> None:
 )
 def test_a_correction_is_read_leniently(value: Any, claim: str | None) -> None:
     assert read_claim(value) == claim
+
+
+def test_a_correction_of_a_distractor_note_is_never_right() -> None:
+    inst = dataset.load(None, "L1")[0].with_notes(2)
+    note = next(e for e in inst.memory if e.is_note)
+    labels = dict(inst.windows[0].labels) | {note.id: None}
+    counts = edit_counts(inst.memory, {note.id}, {note.id: "SAFE"}, labels)
+    assert counts == {"corrections": 1, "corrections_right": 0, "corrections_missing": 0}
 
 
 def test_edit_verdicts_without_a_usable_correction_still_flag() -> None:
@@ -141,6 +159,8 @@ def test_a_threshold_with_an_output_that_has_none_is_an_error() -> None:
         navigate(strategy="omcd", threshold=0.5)
     with pytest.raises(ValueError, match="output must be one of binary, continuous, edit"):
         detect(output="edits")
+    with pytest.raises(ValueError, match="output must be one of binary, continuous, edit"):
+        navigate(strategy="omcd", output="edits", filter_mode="correct")  # checked before it is used
 
 
 def test_the_edit_schema_reaches_the_request(tmp_path: Path) -> None:
@@ -187,6 +207,31 @@ def test_a_corrected_entry_reads_in_the_entry_format_with_its_label() -> None:
     assert len(view) == len(inst.memory) - 1
 
 
+def test_a_restated_claim_or_a_note_is_not_shown_as_corrected() -> None:
+    inst = dataset.load(None, "L2")[0].with_notes(2)
+    note = next(e for e in inst.memory if e.is_note)
+    entry = next(e for e in inst.memory if not e.is_note)
+    decisions = {note.id: "contradicted", entry.id: "contradicted"}
+    view = build_view(inst.memory, decisions, "correct", {}, {note.id: "SAFE", entry.id: entry.claim})
+    assert {n.entry.id for n in view} == {e.id for e in inst.memory} - {note.id, entry.id}
+
+
+def test_a_correction_lasts_while_its_entry_stays_contradicted() -> None:
+    from spatialstale_evals.harness.episode import Episode
+    from spatialstale_evals.world.env import DynamicFrozenLakeEnv
+
+    inst = dataset.load(None, "L2")[0]
+    episode = Episode(env=DynamicFrozenLakeEnv(inst), view=[])
+    assert episode.decide({"mem_001": "contradicted"}, {}, {"mem_001": "DANGER"})
+    assert episode.corrections == {"mem_001": "DANGER"}
+    assert not episode.decide({"mem_001": "contradicted"}, {}, {"mem_001": "DANGER"})  # nothing changed
+    assert episode.decide({"mem_001": "contradicted"}, {}, {})  # judged again without a claim: none kept
+    assert episode.corrections == {}
+    episode.decide({"mem_001": "contradicted"}, {}, {"mem_001": "DANGER"})
+    assert episode.decide({"mem_001": "keep"}, {}, {"mem_001": "DANGER"})  # no longer contradicted
+    assert episode.corrections == {}
+
+
 def first_view(log: EvalLog) -> list[str]:
     user = next(m for m in log.samples[0].messages if m.role == "user")
     return [line for line in user.text.splitlines() if line.startswith("[mem_")]
@@ -212,12 +257,42 @@ def test_correct_shows_every_stale_entry_with_its_true_claim(strategy: str, outp
             assert line == entry.text
 
 
+def test_correct_under_l3_and_partial_view_corrects_only_what_was_audited(tmp_path: Path) -> None:
+    args = {"strategy": "omcd", "output": "edit", "filter_mode": "correct", "regime": "L3", "view_radius": 1}
+    log = run(navigate(**args), model="spatialstale/mixed", limit=5, epochs=1, log_dir=str(tmp_path),
+              model_roles={"auditor": "spatialstale/observer"})  # fmt: skip
+    for sample, inst in zip(log.samples, dataset.load(None, "L3")[:5]):
+        record = sample.scores["navigation_scorer"].metadata
+        for audit in record["audits"]:
+            assert audit["corrections_right"] == audit["corrections"] == audit["tp"] + audit["fn"]
+            assert audit["judged"] <= len(inst.memory)
+        last = [m for m in sample.messages if m.role == "user"][-1].text
+        for line in last.splitlines():
+            if "[corrected at step" in line:  # a corrected entry states what its cell was when judged
+                eid = line[1 : line.index("]")]
+                entry = next(e for e in inst.memory if e.id == eid)
+                assert line.startswith(f"[{eid}] {'DANGER' if entry.claim == 'SAFE' else 'SAFE'} at ")
+
+
+def test_the_first_step_estimate_is_exact_for_correct(tmp_path: Path) -> None:
+    from spatialstale_evals.runs.cost import navigate_settings, step_prompt_tokens
+
+    args = {"strategy": "omcd", "output": "edit", "filter_mode": "correct", "regime": "L2"}
+    log = run(navigate(**args, max_steps=1), model="spatialstale/memory", limit=2, epochs=1, log_dir=str(tmp_path),
+              model_roles={"auditor": "spatialstale/observer"})  # fmt: skip
+    settings = navigate_settings(**args)
+    for sample, inst in zip(log.samples, dataset.load(None, "L2")[:2]):
+        (step,) = [e for e in sample.events if e.event == "model" and e.tools]
+        assert step.output.usage.input_tokens == step_prompt_tokens(inst, settings)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         ({"strategy": "omcd", "filter_mode": "correct"}, "omcd proposes none with output='binary'"),
         ({"strategy": "no_filter", "output": "edit"}, "no_filter asks no auditor"),
         ({"strategy": "oracle", "output": "edit"}, "oracle asks no auditor"),
+        ({"strategy": "resolve", "output": "continuous", "threshold": 0.5}, "threshold=0.5: the format"),
         ({"strategy": "no_filter", "filter_mode": "correct"}, "needs a strategy that judges entries"),
     ],
 )

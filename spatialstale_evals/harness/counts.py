@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 from spatialstale_evals.world.grid import FROZEN, Grid
-from spatialstale_evals.world.memory import DANGER, SAFE, MemoryEntry
+from spatialstale_evals.world.memory import SAFE, MemoryEntry, flipped
 from spatialstale_evals.world.staleness import FREEZE, THAW
 
 CONFUSION_KEYS = (
@@ -167,11 +167,6 @@ def edit_counts(
         counts["corrections"] += 1
         counts["corrections_right"] += bool(labels.get(entry.id)) and claim == flipped(entry.claim)
     return counts
-
-
-def flipped(claim: str) -> str:
-    """The claim a stale entry's cell now warrants."""
-    return SAFE if claim == DANGER else DANGER
 
 
 def detection_value(windows: Sequence[Mapping[str, Any]]) -> dict[str, float]:

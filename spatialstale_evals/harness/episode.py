@@ -160,14 +160,18 @@ class Episode:
 
 def episode_record(episode: Episode, instance: Instance) -> dict[str, Any]:
     """What the scorer reads (``Score.metadata``): the outcome, the trajectory,
-    and the entry each death traces to."""
+    and the entry each death traces to, with how the view showed it at the end
+    (``death_note``: its status and the claim it presented, None when not
+    shown): a death on a hole ``corrected`` to SAFE is a wrong correction's."""
     outcome, steps = episode.env.outcome or LIMIT, episode.env.steps
     death_on_stale = death_on_stale_shown = False
-    death_entry = None
+    death_entry, death_note = None, None
     if episode.death_cell is not None:
         death_on_stale = change_kind(instance.g0, episode.grid, episode.death_cell) is not None
         death_entry = next(e.id for e in instance.memory if e.cell == episode.death_cell)
         death_on_stale_shown = death_on_stale and any(n.entry.id == death_entry and n.shows_claim for n in episode.view)
+        shown = next((n for n in episode.view if n.entry.id == death_entry), None)
+        death_note = {"status": shown.status, "claim": shown.claim or shown.entry.claim} if shown else None
     return {
         "outcome": outcome,
         "steps": steps,
@@ -180,6 +184,7 @@ def episode_record(episode: Episode, instance: Instance) -> dict[str, Any]:
         "death_entry": death_entry,
         "death_on_stale": death_on_stale,
         "death_on_stale_shown": death_on_stale_shown,
+        "death_note": death_note,
         "audits": episode.audits,
         "events_realized": episode.events,
         "view_size": len(episode.view),

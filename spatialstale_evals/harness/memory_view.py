@@ -12,7 +12,8 @@ or never judged), ``contradicted`` (judged out of date) or ``unverified``
   judged at): "the point is labelling, not amnesia"; or ``correct`` (SPEC
   8.8: rewritten with the claim the judgement proposes, labelled as
   corrected, with the claim it was written with: repair instead of deletion;
-  an entry judged without a proposed claim is not shown, as with ``delete``);
+  an entry judged without a proposed claim, or with its own claim proposed
+  again, or a distractor note (about no cell) is not shown, as with ``delete``);
 - ``unverified``: as written, labelled as unverified history.
 
 The exact strings are in ``harness/prompts.py`` (``FILTER_MARK``,
@@ -27,8 +28,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from spatialstale_evals.harness import prompts
-from spatialstale_evals.world.grid import FROZEN, HOLE
-from spatialstale_evals.world.memory import DANGER, MemoryEntry, entry_text
+from spatialstale_evals.world.memory import MemoryEntry, entry_text, kind_of
 
 #: How a contradicted entry is shown (the navigate task's ``filter_mode``).
 FilterMode = Literal["delete", "mark", "history", "correct"]
@@ -53,17 +53,15 @@ class Note:
 
     @property
     def shows_claim(self) -> bool:
-        """Whether the view presents the entry's claim as true: as written,
-        unverified, or "corrected" to the same claim; not marked unknown,
-        labelled contradicted, nor corrected to the other claim."""
-        return self.status in ("as_written", "unverified") or (
-            self.status == "corrected" and self.claim == self.entry.claim
-        )
+        """Whether the view presents the entry's claim as true: as written, or
+        unverified; not marked unknown, labelled contradicted, nor corrected
+        (a correction always states the other claim: ``note``)."""
+        return self.status in ("as_written", "unverified")
 
 
 def corrected_note(entry: MemoryEntry, claim: str, step: int | None) -> Note:
     """The entry rewritten with ``claim``, labelled with the claim it was written with."""
-    text = entry_text(entry.id, entry.row, entry.col, HOLE if claim == DANGER else FROZEN)
+    text = entry_text(entry.id, entry.row, entry.col, kind_of(claim))
     return Note(entry, text + prompts.FILTER_CORRECTED.format(step=step, claim=entry.claim), "corrected", claim)
 
 
@@ -75,7 +73,7 @@ def note(
         return Note(entry, entry.text)
     if decision == "unverified":
         return Note(entry, entry.text + prompts.UNVERIFIED, "unverified")
-    if mode == "correct" and correction is not None and not entry.is_note:
+    if mode == "correct" and correction not in (None, entry.claim) and not entry.is_note:
         return corrected_note(entry, correction, step)
     if mode in ("delete", "correct"):
         return None

@@ -123,21 +123,45 @@ def _as_unit_float(value: Any) -> float | None:
 
 #: The words a proposed correction may say its claim with: the entry format's
 #: claims, and what a model may write instead (a cell type, its letter).
-_CLAIM_WORDS = re.compile(r"\b(safe|danger|dangerous|hole|ice|frozen|[HF])\b", re.IGNORECASE)
-_DANGER_WORDS = {"danger", "dangerous", "hole", "h"}
+_CLAIM_WORD = r"(safe|danger|dangerous|deadly|hole|ice|frozen|[HF])"
+_CLAIM_WORDS = re.compile(rf"\b{_CLAIM_WORD}\b", re.IGNORECASE)
+_DANGER_WORDS = {"danger", "dangerous", "deadly", "hole", "h"}
+#: An edit written out: the claim after "with", "->", "to", "into", "now", "becomes".
+_TRANSITION = re.compile(
+    rf"(?:\bwith|->|\u2192|\bto|\binto|\bnow|\bbecomes?)\s+(?:an?\s+)?{_CLAIM_WORD}\b", re.IGNORECASE
+)
+#: A claim at the start, as the entry format writes it (``[mem_044] DANGER at (5,4): ...``),
+#: or with a remark after it (``DANGER (previously SAFE)``); not ``ice or hole``.
+_LEADING = re.compile(rf"^\s*(?:\[[^\]]*\]\s*)?{_CLAIM_WORD}\b(?=\s*(?:at\b|[(:,.;-]|$))", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(not|no longer|never|isn't|unsafe|non)\b", re.IGNORECASE)
+
+
+def _claim(word: str) -> str:
+    return DANGER if word.lower() in _DANGER_WORDS else SAFE
 
 
 def read_claim(value: Any) -> str | None:
-    """The claim a correction proposes, read leniently: ``"DANGER"``,
-    ``"hole"``, ``"H"``, ``"DANGER at (3,4)"``, a whole entry line, or an edit
-    written out (``"replace SAFE at (3,4) with DANGER at (3,4)"``): the last
-    claim word wins, as the new claim comes last. None when there is none."""
-    if value is None or isinstance(value, bool):
+    """The claim a correction proposes, read leniently but never guessed:
+    ``"DANGER"``, ``"hole"``, ``"H"``, an edit written out (``"replace SAFE at
+    (3,4) with DANGER at (3,4)"``, ``"SAFE -> DANGER"``: the claim it goes to),
+    a claim leading the text (``"DANGER at (3,4)"``, a whole entry line,
+    ``"DANGER (previously SAFE)"``), or a text naming only one claim. A
+    negated one (``"not safe"``), one naming both without saying which it
+    goes to, or none at all is unreadable: None (counted as a flag without a
+    correction, ``corrections_missing``). An object is read by its ``claim``
+    (or ``corrected``, ``state``, ``type``) field."""
+    if isinstance(value, dict):
+        value = next((value[k] for k in ("claim", "corrected", "state", "type") if k in value), None)
+    if not isinstance(value, str):
         return None
-    words = _CLAIM_WORDS.findall(value if isinstance(value, str) else json.dumps(value))
-    if not words:
+    if moves := _TRANSITION.findall(value):
+        return _claim(moves[-1])
+    if leading := _LEADING.match(value):
+        return _claim(leading.group(1))
+    if _NEGATION.search(value):
         return None
-    return DANGER if words[-1].lower() in _DANGER_WORDS else SAFE
+    claims = {_claim(word) for word in _CLAIM_WORDS.findall(value)}
+    return claims.pop() if len(claims) == 1 else None
 
 
 def _objects(text: str) -> list[dict[str, Any]]:

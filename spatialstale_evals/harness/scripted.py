@@ -59,7 +59,7 @@ from spatialstale_evals.world.grid import (
     neighbours,
     shortest_path,
 )
-from spatialstale_evals.world.memory import DANGER, ENTRY_PATTERN, NOTE_PATTERN, SAFE
+from spatialstale_evals.world.memory import DANGER, ENTRY_PATTERN, NOTE_PATTERN, SAFE, flipped
 from spatialstale_evals.world.observation import parse_position_line
 from spatialstale_evals.world.staleness import hazard
 
@@ -139,7 +139,7 @@ def audit_reply(policy: str, prompt: Prompt, seed: int = 0, salt: object = None)
         else:
             item["is_stale"] = stale
             if edit:
-                item["corrected"] = (SAFE if claim == DANGER else DANGER) if stale else None
+                item["corrected"] = flipped(claim) if stale else None
             item["confidence"] = 1.0
         item["reasoning"] = f"({r},{c}) is {'not ' if not stale else ''}changed"
         items.append(item)

@@ -117,7 +117,7 @@ def estimate_detect(instances: Sequence[Instance], **args: Any) -> Cost:
     return total
 
 
-def start_verdict(inst: Instance, policy: MemoryPolicy, radius: int | None, output: str) -> Verdict:
+def start_verdict(inst: Instance, policy: MemoryPolicy, radius: int | None, output: str, threshold: float) -> Verdict:
     """The verdict the policy leaves before the first step: its own, when it
     calls no model (asked through ``judge``); a perfect audit's of the entries
     in view when it does (with the right corrections, when its audits in
@@ -138,7 +138,7 @@ def start_verdict(inst: Instance, policy: MemoryPolicy, radius: int | None, outp
             batch_size=1,
             structured=False,
             output=output,
-            threshold=1.0,
+            threshold=threshold,
             reason="start",
             step=0,
             epoch=0,
@@ -160,7 +160,7 @@ def step_prompt_tokens(inst: Instance, settings: NavigationSettings, radius: int
     s, policy = settings, STRATEGIES[settings.strategy]
     env = DynamicFrozenLakeEnv(inst)
     env.reset()
-    start = start_verdict(inst, policy, radius, s.output)
+    start = start_verdict(inst, policy, radius, s.output, s.threshold)
     view = policy.view(inst.memory, start.decisions, s.filter_mode, start.steps, start.corrections)
     episode = Episode(env, view, view_radius=radius)
     messages = [

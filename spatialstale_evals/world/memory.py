@@ -101,6 +101,16 @@ def claim_of(kind: str) -> str:
     return DANGER if kind == HOLE else SAFE
 
 
+def kind_of(claim: str) -> str:
+    """The cell type a claim describes (ice for SAFE: S and G never change)."""
+    return HOLE if claim == DANGER else FROZEN
+
+
+def flipped(claim: str) -> str:
+    """The other claim: what a stale entry's cell now warrants (a change is an F<->H flip)."""
+    return SAFE if claim == DANGER else DANGER
+
+
 def entry_text(entry_id: str, row: int, col: int, kind: str) -> str:
     claim = claim_of(kind)
     return f"[{entry_id}] {claim} at ({row},{col}): {DESCRIPTIONS[kind]}"
