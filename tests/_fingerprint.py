@@ -53,6 +53,8 @@ ADDED_METADATA = (
     "image_marker",
     # issue 16: structured_output (off: no call changes, the config included; tests/test_structured.py)
     "structured_output",
+    # issue 16: size (8x8 by default: the same instances, the same solver name)
+    "size",
 )
 #: Count keys added on purpose (issue 13: distractor notes, 0 without them):
 #: left out of the hashes and value comparisons, checked to be 0.
