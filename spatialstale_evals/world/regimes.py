@@ -377,7 +377,8 @@ register_regime(
 register_regime(
     Regime(
         "L1",
-        f"scattered: {L1_CHANGES[0]}-{L1_CHANGES[1]} cells anywhere flip before navigation",
+        f"scattered: {L1_CHANGES[0]}-{L1_CHANGES[1]} cells anywhere flip before navigation (8x8; scaled with the "
+        "area on larger grids)",
         stream=11,
         draw=lambda g0, rng, budget: (l1_changes(g0, rng, budget), ()),
         table1=paper.TABLE1["L1"],
@@ -387,7 +388,7 @@ register_regime(
     Regime(
         "L2",
         f"clustered: {L2_CHANGES[0]}-{L2_CHANGES[1]} flips in the radius-{L2_RADIUS} neighbourhood of one "
-        "centre, before navigation",
+        "centre (8x8; more centres on larger grids), before navigation",
         stream=12,
         draw=lambda g0, rng, budget: (l2_changes(g0, rng, budget), ()),
         table1=paper.TABLE1["L2"],
@@ -396,8 +397,8 @@ register_regime(
 register_regime(
     Regime(
         "L3",
-        f"online: every {L3_PERIOD} steps an event flips {L3_CELLS_PER_EVENT} cells with probability "
-        f"{L3_FIRE_PROBABILITY}, during the episode",
+        f"online: every {L3_PERIOD} steps an event flips {L3_CELLS_PER_EVENT} cells (8x8; more on larger grids) "
+        f"with probability {L3_FIRE_PROBABILITY}, during the episode",
         stream=13,
         draw=lambda g0, rng, budget: (g0, tuple(l3_schedule(g0, rng, budget))),
         windows=after_each_event,
