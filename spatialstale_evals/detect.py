@@ -26,6 +26,7 @@ from spatialstale_evals.harness.params import (
 )
 from spatialstale_evals.harness.samples import InstanceSet
 from spatialstale_evals.metadata import task_version
+from spatialstale_evals.world.dataset import SIZES, Size
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
 
@@ -40,6 +41,7 @@ def detect(
     output: AuditOutput = "binary",
     threshold: float = 0.7,
     dataset: str | None = None,
+    size: Size = "8x8",
     memory_style: MemoryStyle = "plain",
     distractors: int = 0,
     image_labels: bool = True,
@@ -72,6 +74,9 @@ def detect(
             another value with another output is an error.
         dataset: Dataset folder made by ``spatialstale datasets generate``;
             default the canonical ``spatialstale-v1`` shipped in the package.
+        size: Grid size: ``8x8`` (the paper's), ``16x16`` or ``32x32``, each a
+            canonical set of 50 instances per regime; with ``dataset``, that folder
+            if it is of this size, else its sub-folder named after it (README, Dataset).
         memory_style: How each entry is written: ``plain`` (the paper's text),
             ``detailed`` (with its provenance from the exploration walks) or
             ``confident`` (with an assertion of certainty). README, Factors.
@@ -94,8 +99,9 @@ def detect(
     threshold = check_output(detect, output, threshold)
     check_positive_int("batch_size", batch_size)
     check_memory(memory_style, distractors)
-    options = {"structured_output": check_bool("structured_output", structured_output)}
-    instances = InstanceSet.load(dataset, regime)
+    check_choice("size", size, SIZES)
+    options = {"structured_output": check_bool("structured_output", structured_output), "size": size}
+    instances = InstanceSet.load(dataset, regime, size)
     first = next(iter(instances.by_id.values()))
     params = {"modality": modality, "batch_size": batch_size, "output": output, "threshold": threshold}
     check_render(modality, factors, first.height, first.width)

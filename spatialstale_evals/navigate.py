@@ -37,6 +37,7 @@ from spatialstale_evals.harness.params import (
 from spatialstale_evals.harness.samples import InstanceSet
 from spatialstale_evals.harness.strategies import STRATEGIES, StrategyName
 from spatialstale_evals.metadata import task_version
+from spatialstale_evals.world.dataset import SIZES, Size
 from spatialstale_evals.world.observation import covers_grid
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
@@ -94,6 +95,7 @@ def navigate(
     output: AuditOutput = "binary",
     threshold: float = 0.7,
     dataset: str | None = None,
+    size: Size = "8x8",
     max_steps: int | None = None,
     history: int = 0,
     epochs: int = 5,
@@ -138,6 +140,9 @@ def navigate(
             another output is an error.
         dataset: Dataset folder made by ``spatialstale datasets generate``;
             default the canonical ``spatialstale-v1`` shipped in the package.
+        size: Grid size: ``8x8`` (the paper's), ``16x16`` or ``32x32``, each a
+            canonical set of 50 instances per regime; with ``dataset``, that folder
+            if it is of this size, else its sub-folder named after it (README, Dataset).
         max_steps: Step budget per episode; default the instance's (50 on 8x8).
         history: Earlier turns kept in each prompt. 0 (the paper's protocol) sends
             a fresh prompt per decision, so cost grows linearly with steps.
@@ -180,7 +185,8 @@ def navigate(
     check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode, audit_format)
     check_memory(memory_style, distractors)
     check_framing(memory_framing, memory_position)
-    options = {"structured_output": check_bool("structured_output", structured_output)}
+    check_choice("size", size, SIZES)
+    options = {"structured_output": check_bool("structured_output", structured_output), "size": size}
     if structured_output and STRATEGIES[strategy].audit_batch_size(1, batch_size) is None:
         raise NotApplicable(
             f"structured_output constrains the auditor's JSON verdicts; {strategy} asks no auditor "
@@ -190,7 +196,7 @@ def navigate(
     if section and not STRATEGIES[strategy].shows_memory:
         named = ", ".join(f"{k}={v}" for k, v in section.items())
         raise NotApplicable(f"{named} acts on the memory section; {strategy} shows no memory")
-    instances = InstanceSet.load(dataset, regime)
+    instances = InstanceSet.load(dataset, regime, size)
     first = next(iter(instances.by_id.values()))
     check_render(modality, factors, first.height, first.width)
     if covers_grid(first.height, first.width, view_radius):  # it sees everything from everywhere: the paper's protocol

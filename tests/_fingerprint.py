@@ -53,6 +53,8 @@ ADDED_METADATA = (
     "image_marker",
     # issue 16: structured_output (off: no call changes, the config included; tests/test_structured.py)
     "structured_output",
+    # issue 16: size (8x8 by default: the same instances, the same solver name)
+    "size",
 )
 #: Added to the navigate samples only (issue 16: the audit's ``output`` and
 #: ``threshold``; binary: every call unchanged, prompts 2.1 only add the edit
