@@ -102,6 +102,7 @@ def detect(
     check_choice("size", size, SIZES)
     options = {"structured_output": check_bool("structured_output", structured_output), "size": size}
     instances = InstanceSet.load(dataset, regime, size)
+    options["size"] = instances.size  # the folder's own, for a folder of one's own at the default
     first = next(iter(instances.by_id.values()))
     params = {"modality": modality, "batch_size": batch_size, "output": output, "threshold": threshold}
     check_render(modality, factors, first.height, first.width)

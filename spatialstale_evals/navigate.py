@@ -197,6 +197,7 @@ def navigate(
         named = ", ".join(f"{k}={v}" for k, v in section.items())
         raise NotApplicable(f"{named} acts on the memory section; {strategy} shows no memory")
     instances = InstanceSet.load(dataset, regime, size)
+    options["size"] = instances.size  # the folder's own, for a folder of one's own at the default
     first = next(iter(instances.by_id.values()))
     check_render(modality, factors, first.height, first.width)
     if covers_grid(first.height, first.width, view_radius):  # it sees everything from everywhere: the paper's protocol

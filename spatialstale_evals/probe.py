@@ -115,7 +115,7 @@ def probe(
         "targets_per_kind": targets_per_kind,
         "show_store": show_store,
     }
-    options = {"structured_output": structured_output, "size": size}  # named in the sample input when not the default
+    options = {"structured_output": structured_output, "size": instances.size}  # named in the input when not 8x8
     settings = settings_from(ProbeSettings, {**params, "dimensions": asked} | render_args | options)
     listed = {k: v for k, v in params.items() if k != "dimensions"} | changed(probe, render_args | options)
     return Task(
