@@ -164,8 +164,9 @@ def test_a_threshold_with_an_output_that_has_none_is_an_error() -> None:
 
 
 def test_the_edit_schema_reaches_the_request(tmp_path: Path) -> None:
-    from tests.test_structured import Recording
-    from tests.test_structured import run as recorded
+    # the module pytest imported (tests/ is on the path), so its provider is registered once
+    from test_structured import Recording
+    from test_structured import run as recorded
 
     recorded(detect(regime="L2", output="edit", structured_output=True), limit=1, log_dir=str(tmp_path))
     assert {name for _, name, _ in Recording.calls} == {"audit_edit"}
