@@ -11,21 +11,22 @@ from typing import Any
 
 from inspect_ai import Task, task
 
-from spatialstale_evals.harness.audit import REQUESTS, AuditOutput
+from spatialstale_evals.harness.audit import FORMATS, AuditOutput, check_output
 from spatialstale_evals.harness.detection import DetectionSettings, audit_windows, detection_scorer
 from spatialstale_evals.harness.memory_text import FACTORS, MemoryStyle, check_memory
+from spatialstale_evals.harness.metrics import DETECTION_METRICS, EDIT_METRICS
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
 from spatialstale_evals.harness.params import (
     changed,
     check_bool,
     check_choice,
     check_positive_int,
-    check_unit_interval,
     pick,
     reject_unknown,
 )
 from spatialstale_evals.harness.samples import InstanceSet
 from spatialstale_evals.metadata import task_version
+from spatialstale_evals.world.dataset import SIZES, Size
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
 
@@ -40,6 +41,7 @@ def detect(
     output: AuditOutput = "binary",
     threshold: float = 0.7,
     dataset: str | None = None,
+    size: Size = "8x8",
     memory_style: MemoryStyle = "plain",
     distractors: int = 0,
     image_labels: bool = True,
@@ -64,11 +66,17 @@ def detect(
             ``image`` (the rendered PNG). Memory entries are text in both.
         batch_size: Entries per audit call (B). The paper uses 10 and ablates
             1, 5, 10, 20 and 64; each window costs ceil(N / B) calls.
-        output: ``binary`` (``is_stale`` true/false, the paper's default) or
-            ``continuous`` (a ``staleness`` score in [0, 1], flagged at ``threshold``).
-        threshold: Flag threshold tau for ``continuous`` output (paper's best: 0.7).
+        output: ``binary`` (``is_stale`` true/false, the paper's default),
+            ``continuous`` (a ``staleness`` score in [0, 1], flagged at ``threshold``)
+            or ``edit`` (ours: ``is_stale`` and the ``corrected`` claim; adds
+            ``edit_accuracy`` and ``edit_precision``).
+        threshold: Flag threshold tau for ``continuous`` output (paper's best: 0.7);
+            another value with another output is an error.
         dataset: Dataset folder made by ``spatialstale datasets generate``;
             default the canonical ``spatialstale-v1`` shipped in the package.
+        size: Grid size: ``8x8`` (the paper's), ``16x16`` or ``32x32``, each a
+            canonical set of 50 instances per regime; with ``dataset``, that folder
+            if it is of this size, else its sub-folder named after it (README, Dataset).
         memory_style: How each entry is written: ``plain`` (the paper's text),
             ``detailed`` (with its provenance from the exploration walks) or
             ``confident`` (with an assertion of certainty). README, Factors.
@@ -88,12 +96,13 @@ def detect(
     reject_unknown(detect, unknown)
     factors = pick(locals(), (*FACTORS, *IMAGE_PARAMS))  # the memory and image factors, as passed
     check_choice("modality", modality, OBSERVATIONS)
-    check_choice("output", output, REQUESTS)
+    threshold = check_output(detect, output, threshold)
     check_positive_int("batch_size", batch_size)
-    threshold = check_unit_interval("threshold", threshold)
     check_memory(memory_style, distractors)
-    options = {"structured_output": check_bool("structured_output", structured_output)}
-    instances = InstanceSet.load(dataset, regime)
+    check_choice("size", size, SIZES)
+    options = {"structured_output": check_bool("structured_output", structured_output), "size": size}
+    instances = InstanceSet.load(dataset, regime, size)
+    options["size"] = instances.size  # the folder's own, for a folder of one's own at the default
     first = next(iter(instances.by_id.values()))
     params = {"modality": modality, "batch_size": batch_size, "output": output, "threshold": threshold}
     check_render(modality, factors, first.height, first.width)
@@ -102,6 +111,7 @@ def detect(
         dataset=instances.samples("detect", params | factors | options, params | changed(detect, factors | options)),
         solver=audit_windows(instances, settings),
         scorer=detection_scorer(),
+        metrics=[*DETECTION_METRICS, *EDIT_METRICS] if FORMATS[output].edits else None,
         version=TASK_VERSION,
         metadata={"task_family": "detect", "regime": regime, **params, **factors, **options},
     )

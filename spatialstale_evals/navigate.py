@@ -11,6 +11,7 @@ from typing import Any
 
 from inspect_ai import Task, task
 
+from spatialstale_evals.harness.audit import FORMATS, AuditOutput, check_output
 from spatialstale_evals.harness.memory_text import (
     FACTORS,
     SECTION_FACTORS,
@@ -20,7 +21,7 @@ from spatialstale_evals.harness.memory_text import (
     check_framing,
     check_memory,
 )
-from spatialstale_evals.harness.memory_view import FILTER_MODES, FilterMode
+from spatialstale_evals.harness.memory_view import FILTER_MODES, NEEDS_CORRECTIONS, FilterMode
 from spatialstale_evals.harness.navigation import NavigationSettings, navigation_loop, navigation_scorer
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
 from spatialstale_evals.harness.params import (
@@ -29,12 +30,14 @@ from spatialstale_evals.harness.params import (
     check_bool,
     check_choice,
     check_positive_int,
+    defaults,
     pick,
     reject_unknown,
 )
 from spatialstale_evals.harness.samples import InstanceSet
 from spatialstale_evals.harness.strategies import STRATEGIES, StrategyName
 from spatialstale_evals.metadata import task_version
+from spatialstale_evals.world.dataset import SIZES, Size
 from spatialstale_evals.world.observation import covers_grid
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
@@ -51,9 +54,13 @@ def check_args(
     max_steps: int | None,
     view_radius: int | None,
     filter_mode: str,
+    audit_format: dict[str, Any],
 ) -> None:
     """Every check on the parameters, before any model call (``NotApplicable``
-    for a valid filter mode of a strategy that judges nothing)."""
+    for a valid filter mode of a strategy that judges nothing, one that shows
+    corrections with a strategy whose verdicts propose none, or an audit
+    format (``audit_format``: ``output`` and ``threshold`` where not the
+    defaults, already checked) for a strategy that asks no auditor)."""
     check_choice("strategy", strategy, STRATEGIES)
     check_choice("modality", modality, OBSERVATIONS)
     check_positive_int("batch_size", batch_size)
@@ -64,8 +71,19 @@ def check_args(
     if view_radius is not None:
         check_positive_int("view_radius", view_radius, allow_zero=True)
     check_choice("filter_mode", filter_mode, FILTER_MODES)
-    if filter_mode != "delete" and not STRATEGIES[strategy].removes_entries:
+    policy = STRATEGIES[strategy]
+    if filter_mode != "delete" and not policy.removes_entries:
         raise NotApplicable(f"filter_mode={filter_mode!r} needs a strategy that judges entries; {strategy} judges none")
+    if audit_format and policy.audit_batch_size(1, batch_size) is None:
+        named = ", ".join(f"{k}={v!r}" for k, v in audit_format.items())
+        raise NotApplicable(f"{named}: the format of the auditor's verdicts; {strategy} asks no auditor")
+    output = audit_format.get("output", defaults(navigate)["output"])
+    if filter_mode in NEEDS_CORRECTIONS and not policy.corrects(output):
+        editing = ", ".join(name for name, f in FORMATS.items() if f.edits)
+        raise NotApplicable(
+            f"filter_mode={filter_mode!r} shows the claim a judgement proposes; {strategy} proposes none "
+            f"with output={output!r} (an audit needs output={editing})"
+        )
 
 
 @task
@@ -74,7 +92,10 @@ def navigate(
     strategy: StrategyName = "omcd",
     modality: Modality = "text",
     batch_size: int = 10,
+    output: AuditOutput = "binary",
+    threshold: float = 0.7,
     dataset: str | None = None,
+    size: Size = "8x8",
     max_steps: int | None = None,
     history: int = 0,
     epochs: int = 5,
@@ -111,8 +132,17 @@ def navigate(
             observed this episode, unseen ones labelled unverified).
         modality: How the grid is shown to navigator and auditor: ``text`` or ``image``.
         batch_size: Entries per audit call for ``omcd`` (the paper's B = 10).
+        output: The auditor's verdict format (``omcd``, ``self_verify``), as in
+            ``detect``: ``binary`` (the paper), ``continuous`` (flagged at
+            ``threshold``) or ``edit`` (each flag proposes the corrected claim,
+            which ``filter_mode=correct`` shows).
+        threshold: Flag threshold for ``continuous`` output; another value with
+            another output is an error.
         dataset: Dataset folder made by ``spatialstale datasets generate``;
             default the canonical ``spatialstale-v1`` shipped in the package.
+        size: Grid size: ``8x8`` (the paper's), ``16x16`` or ``32x32``, each a
+            canonical set of 50 instances per regime; with ``dataset``, that folder
+            if it is of this size, else its sub-folder named after it (README, Dataset).
         max_steps: Step budget per episode; default the instance's (50 on 8x8).
         history: Earlier turns kept in each prompt. 0 (the paper's protocol) sends
             a fresh prompt per decision, so cost grows linearly with steps.
@@ -123,8 +153,10 @@ def navigate(
             reaches every cell from everywhere is full observability.
         filter_mode: How an entry a strategy judged out of date is shown:
             ``delete`` (the paper: not at all), ``mark`` (its claim replaced by
-            UNKNOWN) or ``history`` (as written, labelled as contradicted). Only
-            for strategies that judge entries.
+            UNKNOWN), ``history`` (as written, labelled as contradicted) or
+            ``correct`` (rewritten with the claim the judgement proposes,
+            labelled as corrected: ``output=edit`` audits, ``oracle``,
+            ``resolve``). Only for strategies that judge entries.
         memory_style: How each entry is written: ``plain`` (the paper's text),
             ``detailed`` (with its provenance from the exploration walks) or
             ``confident`` (with an assertion of certainty). README, Factors.
@@ -148,10 +180,13 @@ def navigate(
     """
     reject_unknown(navigate, unknown)
     factors = pick(locals(), (*FACTORS, *IMAGE_PARAMS))  # the memory and image factors, as passed
-    check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode)
+    threshold = check_output(navigate, output, threshold)
+    audit_format = changed(navigate, {"output": output, "threshold": threshold})
+    check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode, audit_format)
     check_memory(memory_style, distractors)
     check_framing(memory_framing, memory_position)
-    options = {"structured_output": check_bool("structured_output", structured_output)}
+    check_choice("size", size, SIZES)
+    options = {"structured_output": check_bool("structured_output", structured_output), "size": size}
     if structured_output and STRATEGIES[strategy].audit_batch_size(1, batch_size) is None:
         raise NotApplicable(
             f"structured_output constrains the auditor's JSON verdicts; {strategy} asks no auditor "
@@ -161,7 +196,8 @@ def navigate(
     if section and not STRATEGIES[strategy].shows_memory:
         named = ", ".join(f"{k}={v}" for k, v in section.items())
         raise NotApplicable(f"{named} acts on the memory section; {strategy} shows no memory")
-    instances = InstanceSet.load(dataset, regime)
+    instances = InstanceSet.load(dataset, regime, size)
+    options["size"] = instances.size  # the folder's own, for a folder of one's own at the default
     first = next(iter(instances.by_id.values()))
     check_render(modality, factors, first.height, first.width)
     if covers_grid(first.height, first.width, view_radius):  # it sees everything from everywhere: the paper's protocol
@@ -170,6 +206,8 @@ def navigate(
         "strategy": strategy,
         "modality": modality,
         "batch_size": batch_size,
+        "output": output,
+        "threshold": threshold,
         "max_steps": max_steps or first.max_steps,
         "history": history,
         "view_radius": view_radius,

@@ -23,6 +23,8 @@ TABLE1: dict[str, tuple[float, float, float, float]] = {
 }
 #: The grid the paper's Table 1 (and every reported number) is for.
 GRID = (8, 8)
+#: The episode's step budget on that grid (SPEC section 1).
+STEP_BUDGET = 50
 
 #: Inspect model name fragment -> the paper's name for it. Order matters: the
 #: first fragment found in the (lower-cased) model name wins.

@@ -33,6 +33,7 @@ from spatialstale_evals.harness.probing import (
 )
 from spatialstale_evals.harness.samples import InstanceSet
 from spatialstale_evals.metadata import task_version
+from spatialstale_evals.world.dataset import SIZES, Size
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
 
@@ -48,6 +49,7 @@ def probe(
     targets_per_kind: int = 3,
     show_store: bool = True,
     dataset: str | None = None,
+    size: Size = "8x8",
     image_labels: bool = True,
     image_palette: PaletteName = "paper",
     image_cell_px: int = CELL_PX,
@@ -76,6 +78,9 @@ def probe(
             only the target's entry (explicit and premise only: the implicit
             probe follows the route the whole store suggests).
         dataset: Folder of a generated dataset (default: the canonical set).
+        size: Grid size: ``8x8`` (the paper's), ``16x16`` or ``32x32``, each a
+            canonical set of 50 instances per regime; with ``dataset``, that folder
+            if it is of this size, else its sub-folder named after it (README, Dataset).
         image_labels: Label each cell with its (row,col) (image modality).
         image_palette: ``paper``, ``high_contrast`` or ``grayscale`` (needs labels).
         image_cell_px: Cell size in pixels (48: the paper's 384 px at 8x8).
@@ -91,6 +96,7 @@ def probe(
     check_positive_int("targets_per_kind", targets_per_kind)
     check_bool("show_store", show_store)
     check_bool("structured_output", structured_output)
+    check_choice("size", size, SIZES)
     asked = check_dimensions(dimensions)
     if structured_output and not any(PROBES[d].schema for d in asked):
         raise NotApplicable("structured_output constrains JSON answers; the implicit probe's answer is a tool call")
@@ -99,7 +105,7 @@ def probe(
             "show_store=false shows only the target's entry, so the implicit probe has no route of memory's "
             "to follow; pass dimensions=explicit,premise"
         )
-    instances = InstanceSet.load(dataset, regime)
+    instances = InstanceSet.load(dataset, regime, size)
     first = next(iter(instances.by_id.values()))
     check_render(modality, render_args, first.height, first.width)
     params = {
@@ -109,7 +115,7 @@ def probe(
         "targets_per_kind": targets_per_kind,
         "show_store": show_store,
     }
-    options = {"structured_output": structured_output}  # named in the sample input only when on
+    options = {"structured_output": structured_output, "size": instances.size}  # named in the input when not 8x8
     settings = settings_from(ProbeSettings, {**params, "dimensions": asked} | render_args | options)
     listed = {k: v for k, v in params.items() if k != "dimensions"} | changed(probe, render_args | options)
     return Task(

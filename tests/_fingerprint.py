@@ -53,14 +53,21 @@ ADDED_METADATA = (
     "image_marker",
     # issue 16: structured_output (off: no call changes, the config included; tests/test_structured.py)
     "structured_output",
+    # issue 16: size (8x8 by default: the same instances, the same solver name)
+    "size",
 )
+#: Added to the navigate samples only (issue 16: the audit's ``output`` and
+#: ``threshold``; binary: every call unchanged, prompts 2.1 only add the edit
+#: strings); detect samples always had them, and keep them in the hash.
+ADDED_TASK_METADATA = {"navigate": ("output", "threshold")}
 #: Count keys added on purpose (issue 13: distractor notes, 0 without them):
 #: left out of the hashes and value comparisons, checked to be 0.
 ADDED_COUNTS = ("distractors", "distractors_flagged")
 #: Keys added to the navigate audit records (issue 12: how many entries a
-#: judgement judged; issue 13: the distractor counts); left out of the
+#: judgement judged; issue 13: the distractor counts) and episode records
+#: (issue 16: how the view showed a death's entry); left out of the
 #: score-metadata hash.
-ADDED_SCORE_METADATA = ("judged", *ADDED_COUNTS)
+ADDED_SCORE_METADATA = ("judged", *ADDED_COUNTS, "death_note")
 #: Arguments every fingerprinted navigate run gets where the task has them:
 #: issue 13 moved the navigator's "memory may be out of date" line out of the
 #: default prompt (the paper has none) into ``memory_framing="warn"``, which
@@ -127,6 +134,7 @@ def fingerprint(log: Any) -> dict[str, Any]:
     from inspect_ai.log import resolve_sample_attachments
 
     out: dict[str, Any] = {}
+    added = ADDED_METADATA + ADDED_TASK_METADATA.get(log.eval.task.split("/")[-1], ())
     for sample in log.samples or []:
         s = resolve_sample_attachments(sample, "full")
         calls = [
@@ -143,7 +151,7 @@ def fingerprint(log: Any) -> dict[str, Any]:
         out[f"{s.id}/{s.epoch}"] = {
             "calls": calls,
             "messages": digest([m.model_dump(mode="json", exclude={"id"}) for m in s.messages]),
-            "metadata": digest(_drop(s.metadata, ADDED_METADATA)),
+            "metadata": digest(_drop(s.metadata, added)),
             "value": score.value,
             "answer": score.answer,
             "explanation": score.explanation,

@@ -36,6 +36,7 @@ from pytest_inspect_evals.metrics import assert_agreeing_epochs_change_nothing, 
 
 from spatialstale_evals.harness import metrics
 from spatialstale_evals.harness.detection import DETECTION_METRICS, detection_scorer
+from spatialstale_evals.harness.metrics import EDIT_METRICS
 from spatialstale_evals.harness.navigation import NAVIGATION_METRICS, navigation_scorer
 
 METRICS_FILE = Path(metrics.__file__)
@@ -69,10 +70,12 @@ def window(
     danger: tuple[int, int] = (0, 0),
     parse_failures: int = 0,
     notes: tuple[int, int] = (0, 0),
+    edits: tuple[int, int, int] | None = None,
 ) -> dict[str, int]:
     """The counts of one audit window as ``audit_windows`` stores them. Each pair is
     (entries of that kind, how many of them the auditor flagged): thawed and frozen
-    entries are stale, SAFE and DANGER entries and distractor notes still true."""
+    entries are stale, SAFE and DANGER entries and distractor notes still true.
+    ``edits`` (``output=edit``): (corrections proposed, right ones, flags without one)."""
     (stale_thaw, thaw_flagged), (stale_freeze, freeze_flagged) = thaw, freeze
     (valid_safe, safe_flagged), (valid_danger, danger_flagged) = safe, danger
     (n_notes, notes_flagged) = notes
@@ -93,6 +96,7 @@ def window(
         "parse_failures": parse_failures,
         "missing": parse_failures,
         "calls": 1,
+        **(dict(zip(("corrections", "corrections_right", "corrections_missing"), edits)) if edits else {}),
     }
 
 
@@ -138,6 +142,39 @@ DETECTION_EXPECTED = {
     "flag_rate_valid_safe": (3 + 1) / (12 + 6),  # A 3 of 12, B 1 of 6
     "distractor_flag_rate": 1 / 2,  # the notes flagged / the notes: A 1 of 2
     "parse_failure_rate": (1 + 4) / (32 + 24),  # A 1 of 32 entries, B 4 of 24
+}
+
+
+# -- edit proposals (output=edit) ---------------------------------------------------------
+
+# The same instances with proposed corrections: (proposed, right, flagged without one).
+EDIT_EPOCHS = [
+    [
+        detection_score(window(thaw=(2, 2), freeze=(1, 1), safe=(4, 0), danger=(3, 0), edits=(3, 3, 0))),
+        detection_score(window(thaw=(2, 1), freeze=(1, 0), safe=(4, 1), danger=(3, 0), edits=(2, 1, 0))),
+        # ^ the false positive's correction is wrong
+        detection_score(window(thaw=(2, 0), freeze=(1, 1), safe=(4, 2), danger=(3, 1), edits=(3, 0, 1))),
+        # ^ the true positive restates its claim (wrong); one flag proposes nothing
+    ],
+    [
+        detection_score(
+            window(thaw=(1, 1), freeze=(1, 0), safe=(1, 1), danger=(1, 0), edits=(2, 1, 0)),
+            window(freeze=(2, 0), safe=(1, 0), danger=(1, 0), edits=(0, 0, 0)),
+        ),
+        detection_score(
+            window(thaw=(1, 0), freeze=(1, 0), safe=(1, 0), danger=(1, 0), edits=(0, 0, 0)),
+            window(freeze=(2, 0), safe=(1, 0), danger=(1, 0), edits=(0, 0, 0)),
+        ),
+        detection_score(
+            window(thaw=(1, 0), freeze=(1, 0), safe=(1, 0), danger=(1, 1), edits=(1, 0, 0)),
+            window(freeze=(2, 1), safe=(1, 0), danger=(1, 0), edits=(1, 1, 0)),
+        ),
+    ],
+]
+# A: 9 stale entries over the epochs, 4 right corrections of 8; B: 12 stale, 2 right of 4.
+EDIT_EXPECTED = {
+    "edit_accuracy": (4 + 2) / (9 + 12),  # macro would be (4/9 + 2/12) / 2
+    "edit_precision": (4 + 2) / (8 + 4),
 }
 
 
@@ -207,7 +244,7 @@ def test_every_metric_in_metrics_py_is_checked_here():
             for d in node.decorator_list
         )
     }
-    assert declared == set(DETECTION_EXPECTED) | set(NAVIGATION_EXPECTED)
+    assert declared == set(DETECTION_EXPECTED) | set(EDIT_EXPECTED) | set(NAVIGATION_EXPECTED)
 
 
 def test_hand_written_scores_hold_the_scorers_keys():
@@ -220,8 +257,8 @@ def test_hand_written_scores_hold_the_scorers_keys():
 
 @pytest.mark.parametrize(
     ("group", "epochs"),
-    [(DETECTION_METRICS, DETECTION_EPOCHS), (NAVIGATION_METRICS, NAVIGATION_EPOCHS)],
-    ids=["detection", "navigation"],
+    [(DETECTION_METRICS, DETECTION_EPOCHS), (EDIT_METRICS, EDIT_EPOCHS), (NAVIGATION_METRICS, NAVIGATION_EPOCHS)],
+    ids=["detection", "edit", "navigation"],
 )
 def test_agreeing_epochs_change_nothing(group, epochs):
     assert_agreeing_epochs_change_nothing(group, [score for sample in epochs for score in sample])
@@ -230,6 +267,20 @@ def test_agreeing_epochs_change_nothing(group, epochs):
 @pytest.fixture(scope="module")
 def detection_mean(_replay_without_a_model_turn) -> dict[str, Any]:
     return run_metrics(DETECTION_METRICS, DETECTION_EPOCHS)
+
+
+@pytest.fixture(scope="module")
+def edit_mean(_replay_without_a_model_turn) -> dict[str, Any]:
+    return run_metrics(EDIT_METRICS, EDIT_EPOCHS)
+
+
+@pytest.mark.parametrize("name", list(EDIT_EXPECTED))
+def test_edit_metric_under_mean_of_disagreeing_epochs(edit_mean, name):
+    assert edit_mean[name] == pytest.approx(EDIT_EXPECTED[name])
+
+
+def test_edit_metrics_pool_alike_without_reduction(edit_mean):
+    assert run_metrics(EDIT_METRICS, EDIT_EPOCHS, reducer=None) == pytest.approx(edit_mean)
 
 
 @pytest.fixture(scope="module")

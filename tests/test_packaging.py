@@ -51,17 +51,18 @@ def test_the_wheel_ships_the_data_and_uses_it(installed: tuple[Path, Path]) -> N
     code = (
         "import spatialstale_evals, sys; from spatialstale_evals.world import dataset; "
         "print(spatialstale_evals.__file__); print(dataset.CANONICAL_DIR); "
-        "print(len(dataset.load(None, 'L2')))"
+        "print(len(dataset.load(None, 'L2'))); print(dataset.sizes_of(None) == list(dataset.SIZES)); "
+        "print(len(dataset.load(None, 'L3', '32x32')))"
     )
     out = _run([str(bin_dir / "python"), "-c", code], cwd=work)
     assert out.returncode == 0, out.stderr
-    package, data, count = out.stdout.split()
+    package, data, count, sizes, count32 = out.stdout.split()
     venv_root = str(bin_dir.parent)
     assert package.startswith(venv_root) and data.startswith(venv_root), "imported from the venv, not the checkout"
-    assert count == "50"
-    verified = _run([str(bin_dir / "spatialstale"), "datasets", "verify"], cwd=work)
+    assert (count, sizes, count32) == ("50", "True", "50")  # the larger sets ship too (32x32 gzipped)
+    verified = _run([str(bin_dir / "spatialstale"), "datasets", "verify", "--size", "8x8,16x16"], cwd=work)
     assert verified.returncode == 0, verified.stderr
-    assert verified.stdout.count(": OK (50 instances") == 4  # L0-L3
+    assert verified.stdout.count(": OK (50 instances") == 8  # L0-L3 of each
 
 
 def test_generate_writes_only_where_it_is_told(installed: tuple[Path, Path]) -> None:

@@ -225,7 +225,7 @@ def test_cli_bad_size_syntax_is_usage_error(tmp_path, capsys):
 
 
 def test_cli_verify_good_copy_and_generate(tmp_path, copy, capsys):
-    code, out, err = run_cli(["datasets", "verify", str(copy)], capsys)
+    code, out, err = run_cli(["datasets", "verify", str(copy), "--size", "8x8"], capsys)
     assert code == 0 and err == ""
     assert out.count("OK") == 4  # L0-L3
     code, out, err = run_cli(

@@ -77,6 +77,8 @@ SPECS: dict[str, Spec] = {
         (pm("recall_mean", "recall_sd"), "R mean +- sd", text),
         (pm("f1_mean", "f1_sd"), "F1 mean +- sd", text),
         ("parse_failure_rate", "parse fail", f3),
+        ("edit_accuracy", "edit acc", f3),
+        ("edit_precision", "edit prec", f3),
     ],
     "modality": [
         ("model", "model", text),

@@ -41,6 +41,7 @@ from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
 from spatialstale_evals import task_functions
 from spatialstale_evals.analysis.records import FAMILY_SPECS, read_samples
+from spatialstale_evals.harness.audit import FORMATS
 from spatialstale_evals.harness.memory_text import FACTORS, SECTION_FACTORS
 from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.metadata import comparability, task_version
@@ -160,7 +161,7 @@ def config_label(family: str, task_args: dict[str, Any], roles: dict[str, str], 
         value = task_args[key]
         if key in defaults and value == defaults[key]:
             continue
-        if key == "threshold" and task_args.get("output", defaults["output"]) == "binary":
+        if key == "threshold" and not FORMATS[task_args.get("output", defaults["output"])].thresholded:
             continue
         parts.append(f"{key}={_fmt(value)}")
     parts += [f"{role}={model}" for role, model in roles.items()]

@@ -34,11 +34,12 @@ def markdown_table(df: pd.DataFrame, spec: Spec) -> str:
         return "_(no data)_"
     cols = [c for c in spec if not isinstance(c[0], str) or c[0] in df.columns]
     # Hide columns that are empty everywhere (e.g. "config" when all runs use the
-    # paper's protocol, paper columns when no model matches).
+    # paper's protocol, paper columns when no model matches, edit columns when no
+    # run proposed edits).
     rendered = []
     for col, header, fmt in cols:
         values = [fmt(col(row)) if callable(col) else fmt(row[col]) for _, row in df.iterrows()]
-        if header in ("config", "note") or header.startswith("paper"):
+        if header in ("config", "note") or header.startswith(("paper", "edit")):
             if all(v in ("", "-") for v in values):
                 continue
         rendered.append((header, values))

@@ -109,6 +109,7 @@ def detection_table(det: pd.DataFrame) -> pd.DataFrame:
         p_mean, p_sd = _mean_sd(per_seed["p"])
         r_mean, r_sd = _mean_sd(per_seed["r"])
         f_mean, f_sd = _mean_sd(per_seed["f1"])
+        edits = "corrections" in g and bool(g["corrections"].notna().all())  # output=edit: every sample counted them
         rows.append(
             {
                 **dict(zip(DET_GROUP, key)),
@@ -124,6 +125,8 @@ def detection_table(det: pd.DataFrame) -> pd.DataFrame:
                 "f1_mean": f_mean,
                 "f1_sd": f_sd,
                 "parse_failure_rate": nan(metrics.parse_failure_rate_of(c)),
+                "edit_accuracy": nan(metrics.edit_accuracy_of(c)) if edits else float("nan"),
+                "edit_precision": nan(metrics.edit_precision_of(c)) if edits else float("nan"),
             }
         )
     return sort_table(pd.DataFrame(rows))

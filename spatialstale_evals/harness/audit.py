@@ -4,9 +4,9 @@ and the audit inside navigation are the same measurement."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from inspect_ai.log import transcript
 from inspect_ai.model import (
@@ -20,23 +20,75 @@ from inspect_ai.util import JSONSchema
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.observe import Observation, observation_parts, user_message
+from spatialstale_evals.harness.params import NotApplicable, check_choice, check_unit_interval, defaults
 from spatialstale_evals.harness.parsing import Judgement, parse_audit_reply
 from spatialstale_evals.harness.schemas import flag, number, response_config, text, verdict_list
 from spatialstale_evals.world.grid import UNSEEN, Cell
-from spatialstale_evals.world.memory import MemoryEntry
+from spatialstale_evals.world.memory import DANGER, SAFE, MemoryEntry
 
-#: The verdict formats (the tasks' ``output``): ``is_stale`` true/false, or a
-#: ``staleness`` score in [0, 1] flagged at a threshold.
-AuditOutput = Literal["binary", "continuous"]
-#: The request that asks for each output format.
-REQUESTS: dict[str, str] = {"binary": prompts.AUDIT_BINARY, "continuous": prompts.AUDIT_CONTINUOUS}
-#: The verdict schema of each output format (``structured_output``; ``harness/schemas.py``).
-SCHEMAS: dict[str, JSONSchema] = {
-    "binary": verdict_list({"memory_id": text(), "is_stale": flag(), "confidence": number(), "reasoning": text()}),
-    "continuous": verdict_list({"memory_id": text(), "staleness": number(), "reasoning": text()}),
+#: The verdict formats (the tasks' ``output``): ``is_stale`` true/false, a
+#: ``staleness`` score in [0, 1] flagged at a threshold, or ``is_stale`` with
+#: the ``corrected`` claim (SPEC 8.8).
+AuditOutput = Literal["binary", "continuous", "edit"]
+
+
+@dataclass(frozen=True)
+class AuditFormat:
+    """One verdict format: the request that asks for it, its schema (for
+    ``structured_output``, ``harness/schemas.py``), whether it is flagged at a
+    ``threshold`` and whether its verdicts propose corrections (``edits``:
+    scored by ``edit_accuracy``, usable by ``filter_mode="correct"``)."""
+
+    request: str
+    schema: JSONSchema
+    thresholded: bool = False
+    edits: bool = False
+
+
+#: A corrected claim, or null (``edit``).
+_CORRECTED = JSONSchema(anyOf=[JSONSchema(type="string", enum=[SAFE, DANGER]), JSONSchema(type="null")])
+FORMATS: dict[str, AuditFormat] = {
+    "binary": AuditFormat(
+        prompts.AUDIT_BINARY,
+        verdict_list({"memory_id": text(), "is_stale": flag(), "confidence": number(), "reasoning": text()}),
+    ),
+    "continuous": AuditFormat(
+        prompts.AUDIT_CONTINUOUS,
+        verdict_list({"memory_id": text(), "staleness": number(), "reasoning": text()}),
+        thresholded=True,
+    ),
+    "edit": AuditFormat(
+        prompts.AUDIT_EDIT,
+        verdict_list(
+            {
+                "memory_id": text(),
+                "is_stale": flag(),
+                "corrected": _CORRECTED,
+                "confidence": number(),
+                "reasoning": text(),
+            }
+        ),
+        edits=True,
+    ),
 }
-if SCHEMAS.keys() != REQUESTS.keys() or set(REQUESTS) != set(get_args(AuditOutput)):
-    raise RuntimeError("harness.audit: every AuditOutput needs its request and its schema")
+#: The request and the schema of each format, as the cost estimate and tests read them.
+REQUESTS: dict[str, str] = {name: f.request for name, f in FORMATS.items()}
+SCHEMAS: dict[str, JSONSchema] = {name: f.schema for name, f in FORMATS.items()}
+if set(FORMATS) != set(get_args(AuditOutput)):
+    raise RuntimeError("harness.audit: every AuditOutput needs its format in FORMATS")
+
+
+def check_output(task: Callable[..., Any], output: Any, threshold: Any) -> float:
+    """Check a task's ``output`` and ``threshold``; the threshold as a float.
+    A threshold other than the task's default with an output that is not
+    flagged at one (``binary``, ``edit``) is an error (``NotApplicable``):
+    it would be silently ignored."""
+    check_choice("output", output, FORMATS)
+    threshold = check_unit_interval("threshold", threshold)
+    if not FORMATS[output].thresholded and threshold != defaults(task)["threshold"]:
+        thresholded = ", ".join(name for name, f in FORMATS.items() if f.thresholded)
+        raise NotApplicable(f"threshold={threshold} applies to output={thresholded} only; output is {output}")
+    return threshold
 
 
 @dataclass
@@ -51,6 +103,11 @@ class AuditResult:
     @property
     def flagged(self) -> set[str]:
         return {eid for eid, j in self.judgements.items() if j.is_stale}
+
+    @property
+    def corrections(self) -> dict[str, str]:
+        """Flagged entry -> the claim its verdict proposes (``edit`` output)."""
+        return {eid: j.corrected for eid, j in self.judgements.items() if j.is_stale and j.corrected is not None}
 
     def add_counts(self, counts: dict[str, int]) -> None:
         for key, value in counts.items():

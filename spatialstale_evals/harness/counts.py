@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 from spatialstale_evals.world.grid import FROZEN, Grid
-from spatialstale_evals.world.memory import SAFE, MemoryEntry
+from spatialstale_evals.world.memory import SAFE, MemoryEntry, flipped
 from spatialstale_evals.world.staleness import FREEZE, THAW
 
 CONFUSION_KEYS = (
@@ -40,7 +40,12 @@ PARSE_KEYS = (
     "unparseable_replies",
     "refusals",
 )
-#: The counts of one detection window, as recorded and as summed per sample.
+#: The counts of proposed corrections (``output="edit"``, SPEC 8.8): flagged
+#: entries with a corrected claim, those whose claim is right (the entry is
+#: stale and the claim is what its cell is now), flagged entries without one.
+EDIT_KEYS = ("corrections", "corrections_right", "corrections_missing")
+#: The counts of one detection window, as recorded and as summed per sample
+#: (with ``EDIT_KEYS`` too when the output proposes edits).
 DETECTION_KEYS = (*CONFUSION_KEYS, "entries", *PARSE_KEYS, "calls")
 
 T = TypeVar("T", bound="Counts")
@@ -96,6 +101,9 @@ class DetectionCounts(Counts):
     distractors_flagged: float = 0
     entries: float = 0
     parse_failures: float = 0
+    corrections: float = 0
+    corrections_right: float = 0
+    corrections_missing: float = 0
 
 
 @dataclass(frozen=True)
@@ -139,10 +147,33 @@ def confusion(
     return counts
 
 
+def edit_counts(
+    memory: Iterable[MemoryEntry], flagged: set[str], corrections: Mapping[str, str], labels: Mapping[str, str | None]
+) -> dict[str, int]:
+    """The proposed corrections of one audit window against the truth. A
+    correction is right when its entry is stale and the claim is the one that
+    holds now: the entry's claim flipped, as a change is an F<->H flip (a
+    distractor note is never stale, so no correction of one is right). A
+    flagged entry without a correction is counted apart; a valid verdict's
+    correction is not asked for and not read (``parse_audit_reply``)."""
+    counts = dict.fromkeys(EDIT_KEYS, 0)
+    for entry in memory:
+        if entry.id not in flagged:
+            continue
+        claim = corrections.get(entry.id)
+        if claim is None:
+            counts["corrections_missing"] += 1
+            continue
+        counts["corrections"] += 1
+        counts["corrections_right"] += bool(labels.get(entry.id)) and claim == flipped(entry.claim)
+    return counts
+
+
 def detection_value(windows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """A detect sample's score value: every window's counts summed, its F1 and
-    the number of windows."""
-    totals: dict[str, float] = {key: sum(w.get(key, 0) for w in windows) for key in DETECTION_KEYS}
+    """A detect sample's score value: every window's counts summed (the edit
+    counts too when the windows have them), its F1 and the number of windows."""
+    keys = (*DETECTION_KEYS, *(k for k in EDIT_KEYS if windows and k in windows[0]))
+    totals: dict[str, float] = {key: sum(w.get(key, 0) for w in windows) for key in keys}
     totals["f1"] = f1_from_counts(totals["tp"], totals["fp"], totals["fn"])
     totals["windows"] = len(windows)
     return totals

@@ -10,8 +10,8 @@ from inspect_ai.model import Model, get_model
 from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from spatialstale_evals.harness.audit import audit_entries
-from spatialstale_evals.harness.counts import PARSE_KEYS, confusion, detection_value
+from spatialstale_evals.harness.audit import FORMATS, audit_entries
+from spatialstale_evals.harness.counts import PARSE_KEYS, confusion, detection_value, edit_counts
 from spatialstale_evals.harness.memory_text import MemoryStyle, written
 from spatialstale_evals.harness.metrics import DETECTION_METRICS
 from spatialstale_evals.harness.observe import Observed
@@ -41,7 +41,8 @@ class DetectionSettings(Observed):
 
 async def audit_window(model: Model, instance: Instance, window: Window, settings: DetectionSettings) -> dict[str, Any]:
     """One window's verdicts and counts against its truth (``instance`` as
-    this run writes its store: its window labels cover the distractor notes)."""
+    this run writes its store: its window labels cover the distractor notes),
+    and the counts of its proposed corrections when the output has them."""
     result = await audit_entries(
         model,
         window.grid,
@@ -54,11 +55,13 @@ async def audit_window(model: Model, instance: Instance, window: Window, setting
         label=f"audit step {window.step}",
         structured=settings.structured_output,
     )
+    edits = FORMATS[settings.output].edits
     return {
         "step": window.step,
         "flagged": sorted(result.flagged),
         "judgements": [j.to_json() for j in result.judgements.values()],
         **confusion(instance.memory, result.flagged, window.labels, instance.g0),
+        **(edit_counts(instance.memory, result.flagged, result.corrections, window.labels) if edits else {}),
         "entries": len(instance.memory),
         "calls": result.calls,
         **{k: result.counts.get(k, 0) for k in PARSE_KEYS},
@@ -96,11 +99,17 @@ def detection_scorer():
     async def score(state: TaskState, target: Target) -> Score:
         records = state.store.get(WINDOWS_KEY, [])
         totals = detection_value(records)
+        edits = (
+            f"; {totals['corrections_right']} of {totals['tp'] + totals['fn']} stale entries corrected right "
+            f"({totals['corrections']} corrections proposed)"
+            if "corrections" in totals
+            else ""
+        )
         return Score(
             value=totals,
             explanation=(
                 f"F1 {totals['f1']:.3f} (tp {totals['tp']}, fp {totals['fp']}, fn {totals['fn']}) over "
-                f"{len(records)} window(s); {totals['parse_failures']} entries without a usable verdict"
+                f"{len(records)} window(s); {totals['parse_failures']} entries without a usable verdict{edits}"
             ),
             metadata={"windows": records},
         )

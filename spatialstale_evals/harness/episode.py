@@ -52,9 +52,10 @@ class Episode:
     ``view_radius`` None is the paper's full observability. ``epoch`` is the
     step the world last changed at (0 before any event); ``judged`` holds the
     (entry id, epoch) pairs already judged, so an entry is judged again only
-    when its cell is in view after a change. ``decisions`` and ``decided_at`` are
-    the latest verdict on each entry; ``ledger`` what the agent has seen of
-    each cell and when (the runtime resolver's evidence).
+    when its cell is in view after a change. ``decisions``, ``decided_at`` and
+    ``corrections`` are the latest verdict on each entry (the claim proposed
+    for a contradicted one); ``ledger`` what the agent has seen of each cell
+    and when (the runtime resolver's evidence).
     """
 
     env: DynamicFrozenLakeEnv
@@ -64,6 +65,7 @@ class Episode:
     judged: set[tuple[str, int]] = field(default_factory=set)
     decisions: dict[str, Decision] = field(default_factory=dict)
     decided_at: dict[str, int] = field(default_factory=dict)
+    corrections: dict[str, str] = field(default_factory=dict)
     ledger: dict[Cell, tuple[str, int]] = field(default_factory=dict)
     resolutions: list[dict[str, Any]] = field(default_factory=list)
     trajectory: list[list[int]] = field(default_factory=list)
@@ -103,11 +105,15 @@ class Episode:
         """Whether the agent sees ``cell`` now."""
         return in_view(self.agent, cell, self.view_radius)
 
-    def decide(self, decisions: dict[str, Decision], steps: dict[str, int]) -> bool:
+    def decide(
+        self, decisions: dict[str, Decision], steps: dict[str, int], corrections: dict[str, str] | None = None
+    ) -> bool:
         """Merge a verdict's decisions into the latest ones. The step an entry
         became contradicted (``steps``, else now) is kept while it stays so,
-        for the ``history`` label; True when any decision changed."""
-        changed = False
+        for the ``history`` label, and the claim proposed for it (the latest
+        judgement's, for ``correct``); True when any decision or proposed
+        claim changed."""
+        changed, corrections = False, corrections or {}
         for eid, new in decisions.items():
             old = self.decisions.get(eid, "keep")
             changed |= new != old
@@ -115,6 +121,12 @@ class Episode:
                 self.decided_at[eid] = steps.get(eid, self.env.steps)
             elif new != "contradicted":
                 self.decided_at.pop(eid, None)
+            proposed = corrections.get(eid) if new == "contradicted" else None
+            changed |= proposed != self.corrections.get(eid)
+            if proposed is None:
+                self.corrections.pop(eid, None)
+            else:
+                self.corrections[eid] = proposed
             self.decisions[eid] = new
         return changed
 
@@ -148,14 +160,18 @@ class Episode:
 
 def episode_record(episode: Episode, instance: Instance) -> dict[str, Any]:
     """What the scorer reads (``Score.metadata``): the outcome, the trajectory,
-    and the entry each death traces to."""
+    and the entry each death traces to, with how the view showed it at the end
+    (``death_note``: its status and the claim it presented, None when not
+    shown): a death on a hole ``corrected`` to SAFE is a wrong correction's."""
     outcome, steps = episode.env.outcome or LIMIT, episode.env.steps
     death_on_stale = death_on_stale_shown = False
-    death_entry = None
+    death_entry, death_note = None, None
     if episode.death_cell is not None:
         death_on_stale = change_kind(instance.g0, episode.grid, episode.death_cell) is not None
         death_entry = next(e.id for e in instance.memory if e.cell == episode.death_cell)
         death_on_stale_shown = death_on_stale and any(n.entry.id == death_entry and n.shows_claim for n in episode.view)
+        shown = next((n for n in episode.view if n.entry.id == death_entry), None)
+        death_note = {"status": shown.status, "claim": shown.claim or shown.entry.claim} if shown else None
     return {
         "outcome": outcome,
         "steps": steps,
@@ -168,6 +184,7 @@ def episode_record(episode: Episode, instance: Instance) -> dict[str, Any]:
         "death_entry": death_entry,
         "death_on_stale": death_on_stale,
         "death_on_stale_shown": death_on_stale_shown,
+        "death_note": death_note,
         "audits": episode.audits,
         "events_realized": episode.events,
         "view_size": len(episode.view),

@@ -135,6 +135,29 @@ def parse_failure_rate() -> Metric:
     return pooled(parse_failure_rate_of, DetectionCounts)
 
 
+def edit_accuracy_of(c: DetectionCounts) -> float | None:
+    return ratio(c.corrections_right, c.tp + c.fn)
+
+
+@metric
+def edit_accuracy() -> Metric:
+    """Stale entries flagged with the right corrected claim / stale entries
+    (``output="edit"``, SPEC 8.8): at most ``recall``, less by every flag
+    that proposes no correction or the wrong one."""
+    return pooled(edit_accuracy_of, DetectionCounts)
+
+
+def edit_precision_of(c: DetectionCounts) -> float | None:
+    return ratio(c.corrections_right, c.corrections)
+
+
+@metric
+def edit_precision() -> Metric:
+    """Right corrections / all corrections proposed (a correction of a valid
+    entry is never right: there was nothing to correct)."""
+    return pooled(edit_precision_of, DetectionCounts)
+
+
 # -- navigation ----------------------------------------------------------------
 
 
@@ -238,6 +261,8 @@ DETECTION_METRICS = [
     distractor_flag_rate(),
     parse_failure_rate(),
 ]
+#: Beside the detection metrics when the audit proposes edits.
+EDIT_METRICS = [edit_accuracy(), edit_precision()]
 NAVIGATION_METRICS = [
     success_rate(),
     success_stderr(),

@@ -32,7 +32,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 
 from spatialstale_evals.harness import prompts
-from spatialstale_evals.harness.counts import confusion, f1_from_counts
+from spatialstale_evals.harness.audit import FORMATS
+from spatialstale_evals.harness.counts import confusion, edit_counts, f1_from_counts
 from spatialstale_evals.harness.episode import (
     LIMIT,
     Episode,
@@ -103,14 +104,20 @@ def step_message(
     return user_message([*parts, ContentText(text=step)])
 
 
-def audit_record(episode: Episode, instance: Instance, reason: str, verdict: Verdict) -> dict[str, Any]:
+def audit_record(
+    episode: Episode, instance: Instance, reason: str, verdict: Verdict, edits: bool = False
+) -> dict[str, Any]:
     """One judgement in the episode record: which entries the view now treats
     as contradicted, and the confusion counts of this judgement (the entries
-    it judged, not those it could not see) against the truth."""
+    it judged, not those it could not see) against the truth; with ``edits``
+    (an audit asked for them) the counts of its proposed corrections too."""
     removed = {eid for eid, d in episode.decisions.items() if d == "contradicted"}
     judged = [e for e in instance.memory if verdict.decisions.get(e.id, "unverified") != "unverified"]
     flagged = {e.id for e in judged if verdict.decisions[e.id] == "contradicted"}
-    counts = confusion(judged, flagged, instance.labels_at(episode.epoch), instance.g0)
+    labels = instance.labels_at(episode.epoch)
+    counts = confusion(judged, flagged, labels, instance.g0)
+    if edits:
+        counts |= edit_counts(judged, flagged, verdict.corrections, labels)
     return {
         "step": episode.env.steps,
         "reason": reason,
@@ -166,6 +173,8 @@ class Navigation:
             modality=self.settings.observation,
             batch_size=self.settings.batch_size,
             structured=self.settings.structured_output,
+            output=self.settings.output,
+            threshold=self.settings.threshold,
             reason=reason,
             step=episode.env.steps,
             epoch=episode.epoch,
@@ -180,13 +189,16 @@ class Navigation:
         if verdict.resolutions:
             episode.resolutions.extend(verdict.resolutions)
             transcript().info({"resolutions": verdict.resolutions}, source=self.policy.name)
-        changed = episode.decide(verdict.decisions, verdict.steps)
+        changed = episode.decide(verdict.decisions, verdict.steps, verdict.corrections)
         episode.audit_tokens += verdict.tokens
         episode.audit_calls += verdict.calls
         mode = self.settings.filter_mode
-        episode.view = self.policy.view(instance.memory, episode.decisions, mode, episode.decided_at)
+        episode.view = self.policy.view(
+            instance.memory, episode.decisions, mode, episode.decided_at, episode.corrections
+        )
         if moment != "view" or verdict.calls or changed:  # every window's judgement, and every one that did something
-            episode.audits.append(audit_record(episode, instance, reason, verdict))
+            edits = FORMATS[self.settings.output].edits
+            episode.audits.append(audit_record(episode, instance, reason, verdict, edits))
 
     async def decide(self) -> tuple[ChatMessageUser, ChatMessageAssistant]:
         """Show the navigator this step's prompt; its reply."""
@@ -266,6 +278,8 @@ class NavigationSettings(Observed):
     strategy: str
     modality: str
     batch_size: int
+    output: str
+    threshold: float
     max_steps: int | None
     history: int
     view_radius: int | None

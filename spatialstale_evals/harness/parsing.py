@@ -16,6 +16,7 @@ from typing import Any
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.world.grid import ACTIONS
+from spatialstale_evals.world.memory import DANGER, SAFE
 
 TRUE_WORDS = {"true", "yes", "y", "1", "stale", "t"}
 FALSE_WORDS = {"false", "no", "n", "0", "valid", "f", "not stale", "fresh"}
@@ -45,6 +46,9 @@ class Judgement:
     confidence: float | None = None
     staleness: float | None = None
     reasoning: str = ""
+    #: ``output="edit"``: the claim a stale verdict says holds now (SAFE or
+    #: DANGER), None when it proposes none (or the verdict is not stale).
+    corrected: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +57,7 @@ class Judgement:
             "confidence": self.confidence,
             "staleness": self.staleness,
             "reasoning": self.reasoning,
+            **({"corrected": self.corrected} if self.corrected is not None else {}),
         }
 
 
@@ -116,6 +121,49 @@ def _as_unit_float(value: Any) -> float | None:
     return number
 
 
+#: The words a proposed correction may say its claim with: the entry format's
+#: claims, and what a model may write instead (a cell type, its letter).
+_CLAIM_WORD = r"(safe|danger|dangerous|deadly|hole|ice|frozen|[HF])"
+_CLAIM_WORDS = re.compile(rf"\b{_CLAIM_WORD}\b", re.IGNORECASE)
+_DANGER_WORDS = {"danger", "dangerous", "deadly", "hole", "h"}
+#: An edit written out: the claim after "with", "->", "to", "into", "now", "becomes".
+_TRANSITION = re.compile(
+    rf"(?:\bwith|->|\u2192|\bto|\binto|\bnow|\bbecomes?)\s+(?:an?\s+)?{_CLAIM_WORD}\b", re.IGNORECASE
+)
+#: A claim at the start, as the entry format writes it (``[mem_044] DANGER at (5,4): ...``),
+#: or with a remark after it (``DANGER (previously SAFE)``); not ``ice or hole``.
+_LEADING = re.compile(rf"^\s*(?:\[[^\]]*\]\s*)?{_CLAIM_WORD}\b(?=\s*(?:at\b|[(:,.;-]|$))", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(not|no longer|never|isn't|unsafe|non)\b", re.IGNORECASE)
+
+
+def _claim(word: str) -> str:
+    return DANGER if word.lower() in _DANGER_WORDS else SAFE
+
+
+def read_claim(value: Any) -> str | None:
+    """The claim a correction proposes, read leniently but never guessed:
+    ``"DANGER"``, ``"hole"``, ``"H"``, an edit written out (``"replace SAFE at
+    (3,4) with DANGER at (3,4)"``, ``"SAFE -> DANGER"``: the claim it goes to),
+    a claim leading the text (``"DANGER at (3,4)"``, a whole entry line,
+    ``"DANGER (previously SAFE)"``), or a text naming only one claim. A
+    negated one (``"not safe"``), one naming both without saying which it
+    goes to, or none at all is unreadable: None (counted as a flag without a
+    correction, ``corrections_missing``). An object is read by its ``claim``
+    (or ``corrected``, ``state``, ``type``) field."""
+    if isinstance(value, dict):
+        value = next((value[k] for k in ("claim", "corrected", "state", "type") if k in value), None)
+    if not isinstance(value, str):
+        return None
+    if moves := _TRANSITION.findall(value):
+        return _claim(moves[-1])
+    if leading := _LEADING.match(value):
+        return _claim(leading.group(1))
+    if _NEGATION.search(value):
+        return None
+    claims = {_claim(word) for word in _CLAIM_WORDS.findall(value)}
+    return claims.pop() if len(claims) == 1 else None
+
+
 def _objects(text: str) -> list[dict[str, Any]]:
     """Every JSON object in ``text`` that looks like a judgement, in order.
 
@@ -167,7 +215,9 @@ def parse_audit_reply(
 
     ``output="binary"`` reads ``is_stale``; ``"continuous"`` reads a
     ``staleness`` in [0, 1] and flags it when ``staleness >= threshold``
-    (which ``continuous`` requires: the task's default is its ``threshold``).
+    (which ``continuous`` requires: the task's default is its ``threshold``);
+    ``"edit"`` reads ``is_stale`` and, on a stale verdict, the ``corrected``
+    claim (``read_claim``; a correction on a valid verdict is ignored).
     ``refused`` marks a provider-level refusal (e.g. a content filter).
     """
     if output == "continuous" and threshold is None:
@@ -201,12 +251,14 @@ def parse_audit_reply(
             parsed.invalid.append(eid)
             continue
         reasoning = obj.get("reasoning", "")
+        corrected = read_claim(obj.get("corrected", obj.get("correction"))) if output == "edit" and flagged else None
         parsed.judgements[eid] = Judgement(
             memory_id=eid,
             is_stale=flagged,
             confidence=_as_unit_float(obj.get("confidence")),
             staleness=staleness,
             reasoning=reasoning if isinstance(reasoning, str) else json.dumps(reasoning),
+            corrected=corrected,
         )
     # An entry answered twice has no single verdict: a parse failure, not flagged.
     for eid in dict.fromkeys(parsed.duplicate_ids):

@@ -19,13 +19,16 @@ paper's protocol has no such line) and added the strings of the other
 factors (memory styles and framings, the marked note, the image captions'
 label sentence); with ``memory_framing="warn"`` and the other factors at
 their defaults every 1.1 prompt is sent unchanged (``tests/test_determinism.py``).
+2.1 added the strings of ``output="edit"`` (the edit request and the label of a
+corrected entry, ``filter_mode="correct"``); no earlier text changed, so every
+2.0 prompt is sent unchanged.
 """
 
 from __future__ import annotations
 
 import re
 
-PROMPT_VERSION = "2.0"
+PROMPT_VERSION = "2.1"
 
 #: What each cell type is, in the colour key of an image caption (``?`` only
 #: in an image with cells out of view).
@@ -72,6 +75,17 @@ Memory entries to audit ({count}):
 Reply with a JSON list holding exactly one object per entry above, in any order:
 [{{"memory_id": "mem_000", "staleness": 0.9, "reasoning": "short reason"}}]
 "staleness" is your probability from 0.0 (certainly valid) to 1.0 (certainly stale).
+Reply with the JSON only."""
+
+#: ``output="edit"`` (SPEC 8.8): each verdict also proposes the claim that holds now.
+AUDIT_EDIT = """\
+Memory entries to audit ({count}):
+{entries}
+
+Reply with a JSON list holding exactly one object per entry above, in any order:
+[{{"memory_id": "mem_000", "is_stale": true, "corrected": "DANGER", "confidence": 0.9, "reasoning": "short reason"}}]
+"is_stale" is true or false; "confidence" is a number from 0.0 to 1.0.
+"corrected" is the claim that is true of the cell now, SAFE or DANGER, when the entry is stale; null when it is valid.
 Reply with the JSON only."""
 
 #: The navigator's system message: the rules, then the framing line of
@@ -145,6 +159,9 @@ FILTER_MARK = "[{id}] UNKNOWN at ({row},{col}): this note was found out of date;
 FILTER_MARK_NOTE = "[{id}] UNKNOWN: this note was found out of date"
 #: ``history``: appended to a contradicted entry, kept as written.
 FILTER_HISTORY = " [out of date: contradicted by what was seen at step {step}]"
+#: ``correct``: a contradicted entry rewritten with the corrected claim (SPEC 8.8),
+#: then this label with the claim it was written with.
+FILTER_CORRECTED = " [corrected at step {step}: written as {claim}, out of date]"
 #: Appended to an entry the runtime resolver has not seen the cell of (``resolve``).
 UNVERIFIED = " [unverified: written before this episode, its cell not seen since]"
 

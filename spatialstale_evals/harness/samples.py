@@ -16,10 +16,11 @@ from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.regimes import validate_regime
 
 
-def load_instances(dataset: str | Path | None, regime: str) -> list[Instance]:
-    """Verified instances (checksums checked) of one regime."""
+def load_instances(dataset: str | Path | None, regime: str, size: str | None = None) -> list[Instance]:
+    """Verified instances (checksums checked) of one regime, of ``size`` (the
+    dataset's folder of that size: ``world.dataset.resolve``)."""
     validate_regime(regime)
-    return world_dataset.load(dataset, regime)
+    return world_dataset.load(dataset, regime, size)
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,10 +39,28 @@ class InstanceSet:
     by_id: Mapping[str, Instance]
 
     @classmethod
-    def load(cls, dataset: str | Path | None, regime: str) -> InstanceSet:
-        instances = load_instances(dataset, regime)
+    def load(cls, dataset: str | Path | None, regime: str, size: str | None = None) -> InstanceSet:
+        """The instances of ``regime`` and ``size`` in ``dataset``. A folder of
+        one's own asked for at the default size (the paper's 8x8, the tasks'
+        default) is read at its own size, whatever it is: a set generated at
+        12x12 runs with ``dataset=`` alone, as before sizes were a parameter.
+        The name is the folder's (``spatialstale-v1/L1``), a size sub-folder's
+        included (``spatialstale-v1/16x16/L1``): Inspect's task identity
+        hashes it, so a folder's own size keeps the name it had before sizes
+        existed."""
+        if dataset is not None and size == world_dataset.SIZES[0]:
+            size = None
+        instances = load_instances(dataset, regime, size)
         folder = Path(dataset).name if dataset is not None else world_dataset.DATASET_VERSION
+        if size is not None and world_dataset.own_size(world_dataset.resolve(dataset)) != size:
+            folder += f"/{size}"
         return cls(f"{folder}/{regime}", {inst.id: inst for inst in instances})
+
+    @property
+    def size(self) -> str:
+        """The grid size of the instances (``16x16``)."""
+        first = next(iter(self.by_id.values()))
+        return world_dataset.size_name(first.height, first.width)
 
     def samples(self, task: str, params: Mapping[str, Any], listed: Mapping[str, Any] | None = None) -> MemoryDataset:
         return instance_samples(list(self.by_id.values()), task, params, listed)

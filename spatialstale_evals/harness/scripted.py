@@ -14,7 +14,8 @@ grid it believes in:
   elsewhere: a careful agent with memory, the reference for partial
   observability. It reads the view's labels: an entry labelled contradicted
   (``filter_mode=history``) means the opposite of its claim; an UNKNOWN one
-  (``mark``) means nothing.
+  (``mark``) means nothing; a corrected one (``correct``) is an entry like
+  any other, with the corrected claim.
 - ``random`` moves uniformly among moves that stay on the grid (the floor).
 
 Cells believed unknown (``?``: out of view with no memory of them) are
@@ -36,6 +37,7 @@ from typing import NamedTuple
 from spatialstale_evals.harness.observe import Prompt, read_grid
 from spatialstale_evals.harness.prompts import (
     AUDIT_CONTINUOUS,
+    AUDIT_EDIT,
     FILTER_HISTORY,
     NAVIGATE_STEP,
     PROBE_EXPLICIT,
@@ -57,7 +59,7 @@ from spatialstale_evals.world.grid import (
     neighbours,
     shortest_path,
 )
-from spatialstale_evals.world.memory import DANGER, ENTRY_PATTERN, NOTE_PATTERN, SAFE
+from spatialstale_evals.world.memory import DANGER, ENTRY_PATTERN, NOTE_PATTERN, SAFE, flipped
 from spatialstale_evals.world.observation import parse_position_line
 from spatialstale_evals.world.staleness import hazard
 
@@ -68,6 +70,8 @@ _STEP = template_pattern(NAVIGATE_STEP.split("\n", 1)[0])
 _CONTRADICTED = template_pattern(FILTER_HISTORY)
 #: The line of the continuous-output request that names its field (``audit.REQUESTS``).
 _CONTINUOUS = next(line for line in AUDIT_CONTINUOUS.splitlines() if line.startswith('"staleness"'))
+#: The line of the edit request that asks for the corrected claim, likewise.
+_EDIT = next(line for line in AUDIT_EDIT.splitlines() if line.startswith('"corrected"'))
 #: The probe questions, read with the patterns of their templates (``probe`` task).
 _EXPLICIT = template_pattern(PROBE_EXPLICIT.split("\n", 1)[0])
 _PREMISES = {claim: template_pattern(text) for claim, text in PROBE_PREMISE.items()}
@@ -117,8 +121,10 @@ def _rng(seed: int, *parts: object) -> random.Random:
 def audit_reply(policy: str, prompt: Prompt, seed: int = 0, salt: object = None) -> str:
     """A JSON audit of every entry in the prompt: a cell entry judged against
     the grid the policy reads, a distractor note (about no cell) as valid by
-    every policy but ``random``, which flips a coin on everything."""
-    continuous = _CONTINUOUS in prompt.text
+    every policy but ``random``, which flips a coin on everything. Asked for
+    edits, a stale verdict proposes the opposite claim (what the grid read
+    shows: the perfect editor, for ``observer``)."""
+    continuous, edit = _CONTINUOUS in prompt.text, _EDIT in prompt.text
     rng = _rng(seed, salt, prompt.text)
     grid = read_grid(prompt) if policy != "random" else None
     items = []
@@ -132,12 +138,18 @@ def audit_reply(policy: str, prompt: Prompt, seed: int = 0, salt: object = None)
             item["staleness"] = 1.0 if stale else 0.0
         else:
             item["is_stale"] = stale
+            if edit:
+                item["corrected"] = flipped(claim) if stale else None
             item["confidence"] = 1.0
         item["reasoning"] = f"({r},{c}) is {'not ' if not stale else ''}changed"
         items.append(item)
     for match in NOTE_PATTERN.finditer(prompt.text):
         stale = grid is None and rng.random() < 0.5
-        verdict = {"staleness": float(stale)} if continuous else {"is_stale": stale, "confidence": 1.0}
+        verdict: dict[str, object] = {"staleness": float(stale)} if continuous else {"is_stale": stale}
+        if edit:
+            verdict["corrected"] = None
+        if not continuous:
+            verdict["confidence"] = 1.0
         items.append({"memory_id": match["id"], **verdict, "reasoning": "a note about no cell"})
     return json.dumps(items)
 

@@ -18,6 +18,9 @@ name:
   (``Oracle``) or the runtime resolver's ledger of observations (``Resolve``);
 - ``removes_entries``: whether judged entries leave the view (then the task's
   ``filter_mode`` says how they read instead, ``harness/memory_view.py``);
+- ``corrects(output)``: whether its verdicts also propose what a contradicted
+  entry should say (``filter_mode="correct"``): a model audit asked for
+  ``output="edit"``, the ground truth, the resolver's sightings;
 - ``paper``: whether the paper ran it (the run matrix's default set).
 
 Adding a strategy is one class here with ``@register_strategy`` and its name in
@@ -32,12 +35,12 @@ from typing import Any, ClassVar, Literal
 
 from inspect_ai.model import Model
 
-from spatialstale_evals.harness.audit import audit_entries
+from spatialstale_evals.harness.audit import FORMATS, audit_entries
 from spatialstale_evals.harness.memory_view import Decision, FilterMode, Note, build_view
 from spatialstale_evals.harness.observe import Observation
 from spatialstale_evals.world.grid import Cell, Grid
 from spatialstale_evals.world.instance import Instance
-from spatialstale_evals.world.memory import DANGER, MemoryEntry
+from spatialstale_evals.world.memory import DANGER, MemoryEntry, claim_of
 from spatialstale_evals.world.staleness import hazard
 
 #: The built-in strategies, the vocabulary of the navigate task's ``strategy``.
@@ -52,8 +55,10 @@ MOMENTS: tuple[Moment, ...] = ("start", "event", "view")
 class JudgeRequest:
     """What a judgement sees: the world now and as the agent sees it, which
     entries are due (in view, not yet judged since the world last changed),
-    what the agent has observed, which model may be asked, and whether with
-    the verdict schema (``structured``: pass it on to ``audit_entries``)."""
+    what the agent has observed, which model may be asked, in which verdict
+    format (``output``, flagged at ``threshold`` when it is ``continuous``)
+    and whether with its schema (``structured``); all passed on to
+    ``audit_entries``."""
 
     instance: Instance
     grid: Grid
@@ -63,6 +68,8 @@ class JudgeRequest:
     modality: str | Observation
     batch_size: int
     structured: bool
+    output: str
+    threshold: float
     reason: str
     step: int
     epoch: int
@@ -74,13 +81,15 @@ class JudgeRequest:
 @dataclass
 class Verdict:
     """Decisions on the entries judged now (others keep theirs), the step of
-    the evidence per contradicted entry (for the ``history`` label), what it
-    cost, and the resolutions to log (the runtime resolver's record: every
-    entry resolved against a sighting for the first time or differently
-    than before, with its evidence)."""
+    the evidence per contradicted entry (for the ``history`` label), the claim
+    proposed for a contradicted entry (for ``correct``), what it cost, and the
+    resolutions to log (the runtime resolver's record: every entry resolved
+    against a sighting for the first time or differently than before, with
+    its evidence)."""
 
     decisions: dict[str, Decision] = field(default_factory=dict)
     steps: dict[str, int] = field(default_factory=dict)
+    corrections: dict[str, str] = field(default_factory=dict)
     calls: int = 0
     tokens: int = 0
     resolutions: list[dict[str, Any]] = field(default_factory=list)
@@ -103,6 +112,11 @@ class MemoryPolicy:
         """Entries per model audit call, or None when the policy calls no model."""
         return None
 
+    def corrects(self, output: str) -> bool:
+        """Whether its verdicts, with the audits in format ``output``, propose
+        the claim of each contradicted entry (``filter_mode="correct"``)."""
+        return False
+
     async def judge(self, request: JudgeRequest) -> Verdict | None:
         """The verdict, or None when there was nothing to judge."""
         return None
@@ -113,9 +127,10 @@ class MemoryPolicy:
         decisions: Mapping[str, Decision],
         mode: FilterMode = "delete",
         steps: Mapping[str, int] | None = None,
+        corrections: Mapping[str, str] | None = None,
     ) -> list[Note]:
         """The navigator's memory view, or nothing when memory is not shown."""
-        return build_view(memory, decisions, mode, steps) if self.shows_memory else []
+        return build_view(memory, decisions, mode, steps, corrections) if self.shows_memory else []
 
 
 STRATEGIES: dict[str, MemoryPolicy] = {}
@@ -151,6 +166,9 @@ class ModelAudit(MemoryPolicy):
     def audit_batch_size(self, n_entries: int, batch_size: int) -> int:
         return batch_size
 
+    def corrects(self, output: str) -> bool:
+        return FORMATS[output].edits
+
     async def judge(self, request: JudgeRequest) -> Verdict | None:
         if not request.due:
             return None
@@ -162,12 +180,15 @@ class ModelAudit(MemoryPolicy):
             request.due,
             modality=request.modality,
             batch_size=self.audit_batch_size(n, request.batch_size),
+            output=request.output,
+            threshold=request.threshold,
             label=f"{self.name} audit ({request.reason})",
             structured=request.structured,
         )
         flagged = result.flagged
         decisions: dict[str, Decision] = {e.id: "contradicted" if e.id in flagged else "keep" for e in request.due}
-        return Verdict(decisions, {eid: request.step for eid in flagged}, result.calls, result.tokens)
+        steps = {eid: request.step for eid in flagged}
+        return Verdict(decisions, steps, result.corrections, result.calls, result.tokens)
 
 
 @register_strategy
@@ -213,10 +234,15 @@ class Oracle(MemoryPolicy):
     def judges(self, moment: Moment, instance: Instance, epoch: int) -> bool:
         return moment != "view" and window_open(instance, epoch)
 
+    def corrects(self, output: str) -> bool:
+        return True
+
     async def judge(self, request: JudgeRequest) -> Verdict | None:
         labels = request.instance.labels_at(request.epoch)
         decisions: dict[str, Decision] = {eid: "contradicted" if kind else "keep" for eid, kind in labels.items()}
-        return Verdict(decisions, {eid: request.step for eid, kind in labels.items() if kind})
+        stale = [e for e in request.instance.memory if labels.get(e.id)]
+        corrections = {e.id: claim_of(request.grid[e.row][e.col]) for e in stale}
+        return Verdict(decisions, {e.id: request.step for e in stale}, corrections)
 
 
 def contradicts(entry: MemoryEntry, kind: str) -> bool:
@@ -241,6 +267,9 @@ class Resolve(MemoryPolicy):
     def judges(self, moment: Moment, instance: Instance, epoch: int) -> bool:
         return moment != "event"  # the next step's sighting shows the event's changes
 
+    def corrects(self, output: str) -> bool:
+        return True  # with what was seen
+
     async def judge(self, request: JudgeRequest) -> Verdict | None:
         verdict = Verdict()
         for entry in request.instance.memory:
@@ -252,6 +281,7 @@ class Resolve(MemoryPolicy):
                 decision: Decision = "unverified"
             elif contradicts(entry, sighting[0]):
                 decision, verdict.steps[entry.id] = "contradicted", sighting[1]
+                verdict.corrections[entry.id] = claim_of(sighting[0])
             else:
                 decision = "keep"
             verdict.decisions[entry.id] = decision

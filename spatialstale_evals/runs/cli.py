@@ -4,7 +4,7 @@
     spatialstale matrix --model openai/gpt-4o --log-dir logs/matrix --max-connections 20 --display plain
 
 The matrix's own options choose what runs (models, regimes, strategies,
-modalities, seeds, epochs, batch size, dataset); their choices are the tasks'
+modalities, seeds, epochs, batch size, dataset, grid size); their choices are the tasks'
 own and their defaults the paper's matrix. ``--factor NAME=V1,V2`` crosses
 any other task parameter with it (``--factor view_radius=none,1,2 --factor
 filter_mode=delete,history``; ``none`` is None), leaving out combinations a
@@ -93,6 +93,7 @@ def matrix_command(args: argparse.Namespace, extra: list[str]) -> int:
         epochs=args.epochs,
         batch_size=args.batch_size,
         dataset=args.dataset,
+        size=args.size,
         factors=dict(args.factor),
     )
     try:
@@ -161,6 +162,9 @@ def add_matrix_subcommand(subparsers: Any) -> None:
     mp.add_argument("--tasks", nargs="+", default=list(spec.families), choices=tuple(PLANNERS))
     mp.add_argument("--batch-size", type=int, default=spec.batch_size, help=f"audit batch size B ({spec.batch_size})")
     mp.add_argument("--dataset", default=None, help="dataset folder (default the canonical set)")
+    mp.add_argument(
+        "--size", default=spec.size, choices=choices(navigate, "size"), help=f"grid size of every task ({spec.size})"
+    )
     mp.add_argument(
         "--factor",
         action="append",

@@ -43,12 +43,12 @@ from spatialstale_evals.harness.schemas import response_config
 from spatialstale_evals.harness.scripted import audit_reply
 from spatialstale_evals.harness.stale_asking import StaleSettings, ask
 from spatialstale_evals.harness.stale_scoring import judge, judge_messages
-from spatialstale_evals.harness.strategies import MOMENTS, STRATEGIES, JudgeRequest, MemoryPolicy, Moment
+from spatialstale_evals.harness.strategies import MOMENTS, STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import Cell, Grid, goal_of, shortest_path, start_of
 from spatialstale_evals.world.instance import Instance
-from spatialstale_evals.world.memory import MemoryEntry
+from spatialstale_evals.world.memory import MemoryEntry, claim_of
 from spatialstale_evals.world.observation import covers_grid, visible_grid
 from spatialstale_evals.world.targets import choose_targets
 
@@ -117,12 +117,13 @@ def estimate_detect(instances: Sequence[Instance], **args: Any) -> Cost:
     return total
 
 
-def start_decisions(inst: Instance, policy: MemoryPolicy, radius: int | None) -> dict[str, Decision]:
-    """The decisions the policy leaves before the first step: its own, when it
+def start_verdict(inst: Instance, policy: MemoryPolicy, radius: int | None, output: str, threshold: float) -> Verdict:
+    """The verdict the policy leaves before the first step: its own, when it
     calls no model (asked through ``judge``); a perfect audit's of the entries
-    in view when it does."""
+    in view when it does (with the right corrections, when its audits in
+    format ``output`` propose them)."""
     if not policy.judges("start", inst, 0):
-        return {}
+        return Verdict()
     grid, agent = inst.grid, (0, 0)
     due = due_entries(inst.memory, agent, radius, set(), 0)
     if policy.audit_batch_size(len(inst.memory), 1) is None:
@@ -136,16 +137,20 @@ def start_decisions(inst: Instance, policy: MemoryPolicy, radius: int | None) ->
             modality="text",
             batch_size=1,
             structured=False,
+            output=output,
+            threshold=threshold,
             reason="start",
             step=0,
             epoch=0,
             due=due,
             ledger=ledger,
         )
-        verdict = asyncio.run(policy.judge(request))
-        return verdict.decisions if verdict else {}
+        return asyncio.run(policy.judge(request)) or Verdict()
     labels = inst.labels_at(0)
-    return {e.id: "contradicted" if labels[e.id] else "keep" for e in due}
+    stale = [e for e in due if labels[e.id]]
+    corrections = {e.id: claim_of(grid[e.row][e.col]) for e in stale} if policy.corrects(output) else {}
+    decisions: dict[str, Decision] = {e.id: "contradicted" if labels[e.id] else "keep" for e in due}
+    return Verdict(decisions, dict.fromkeys((e.id for e in stale), 0), corrections)
 
 
 def step_prompt_tokens(inst: Instance, settings: NavigationSettings, radius: int | None = None) -> int:
@@ -155,7 +160,8 @@ def step_prompt_tokens(inst: Instance, settings: NavigationSettings, radius: int
     s, policy = settings, STRATEGIES[settings.strategy]
     env = DynamicFrozenLakeEnv(inst)
     env.reset()
-    view = policy.view(inst.memory, start_decisions(inst, policy, radius), s.filter_mode, {})
+    start = start_verdict(inst, policy, radius, s.output, s.threshold)
+    view = policy.view(inst.memory, start.decisions, s.filter_mode, start.steps, start.corrections)
     episode = Episode(env, view, view_radius=radius)
     messages = [
         ChatMessageSystem(content=system_prompt(s.memory_framing)),
@@ -171,6 +177,7 @@ def episode_audits(
     batch_size: int,
     horizon: int,
     structured: bool = False,
+    output: str = "binary",
 ) -> Cost:
     """The model audits of one episode that lasts ``horizon`` steps: before the
     first step, and after every scheduled event that fires before the end."""
@@ -179,10 +186,11 @@ def episode_audits(
         return Cost()
     total = Cost()
     if policy.judges("start", inst, 0):
-        total += audit_cost(inst.grid, inst.memory, modality, size, structured=structured)
+        total += audit_cost(inst.grid, inst.memory, modality, size, output=output, structured=structured)
     for event in inst.events:
         if event.step < horizon and policy.judges("event", inst, event.step):
-            total += audit_cost(inst.grid_at(event.step), inst.memory, modality, size, structured=structured)
+            grid = inst.grid_at(event.step)
+            total += audit_cost(grid, inst.memory, modality, size, output=output, structured=structured)
     return total
 
 
@@ -194,6 +202,7 @@ def walk_audits(
     path: Sequence[Cell],
     radius: int,
     structured: bool = False,
+    output: str = "binary",
 ) -> Cost:
     """The model audits of an episode that walks ``path`` seeing ``radius``
     around it: at each moment the policy judges, the entries in view not yet
@@ -209,7 +218,7 @@ def walk_audits(
         due = due_entries(inst.memory, pos, radius, judged, epoch)
         judged.update((e.id, epoch) for e in due)
         seen = visible_grid(inst.grid_at(step), pos, radius)
-        return audit_cost(seen, due, modality, size, pos, structured=structured) if due else Cost()
+        return audit_cost(seen, due, modality, size, pos, output, structured) if due else Cost()
 
     total += audit("start", 0, path[0])
     for k in range(len(path) - 1):
@@ -251,12 +260,12 @@ def estimate_navigate(instances: Sequence[Instance], *, epochs: int, **args: Any
         budget = s.max_steps or inst.max_steps
         shortest = min(max(len(path) - 1, 1), budget)
         if radius is None:
-            audits_low = episode_audits(inst, policy, obs, batch_size, shortest, s.structured_output)
-            audits_high = episode_audits(inst, policy, obs, batch_size, budget, s.structured_output)
+            audits_low = episode_audits(inst, policy, obs, batch_size, shortest, s.structured_output, s.output)
+            audits_high = episode_audits(inst, policy, obs, batch_size, budget, s.structured_output, s.output)
         else:
-            audits_low = walk_audits(inst, policy, obs, batch_size, path, radius, s.structured_output)
+            audits_low = walk_audits(inst, policy, obs, batch_size, path, radius, s.structured_output, s.output)
             each = (
-                audit_cost(inst.grid, inst.memory, obs, 1, structured=s.structured_output)
+                audit_cost(inst.grid, inst.memory, obs, 1, output=s.output, structured=s.structured_output)
                 if policy.audit_batch_size(1, 1)
                 else Cost()
             )

@@ -51,7 +51,7 @@ from spatialstale_evals.world.regimes import REGIMES
 FAMILIES = task_functions()
 NAVIGATE_DEFAULTS = defaults(FAMILIES["navigate"])
 #: Task arguments the matrix sets from its own fields (not factors).
-OWN_ARGS = {"regime", "strategy", "modality", "batch_size", "dataset", "epochs"}
+OWN_ARGS = {"regime", "strategy", "modality", "batch_size", "dataset", "size", "epochs"}
 
 
 def paper_regimes() -> list[str]:
@@ -67,8 +67,10 @@ class MatrixSpec:
     """What to run. ``seeds`` limits every task to its first N instances (the
     same seeds in every regime, strategy and modality); ``epochs`` is the
     number of navigation episodes per seed (detection runs once per seed).
-    The defaults are the paper's matrix with the tasks' defaults; ``factors``
-    maps other task parameters to the values to cross."""
+    The defaults are the paper's matrix with the tasks' defaults; ``size`` is
+    the grid size of every task (one per matrix: a second size is a second
+    command into the same log folder); ``factors`` maps other task parameters
+    to the values to cross."""
 
     models: list[str]
     regimes: Sequence[str] = field(default_factory=paper_regimes)
@@ -80,6 +82,7 @@ class MatrixSpec:
     epochs: int = NAVIGATE_DEFAULTS["epochs"]
     batch_size: int = NAVIGATE_DEFAULTS["batch_size"]
     dataset: str | None = None
+    size: str = NAVIGATE_DEFAULTS["size"]
     factors: Mapping[str, Sequence[Any]] = field(default_factory=dict)
 
     def validate(self) -> None:
@@ -91,6 +94,7 @@ class MatrixSpec:
             ("navigation modality", self.nav_modalities, OBSERVATIONS),
             ("strategy", self.strategies, STRATEGIES),
             ("task", self.families, PLANNERS),
+            ("size", [self.size], choices(FAMILIES["navigate"], "size")),
         ):
             bad = [v for v in values if v not in known]
             if bad:
@@ -108,6 +112,13 @@ class MatrixSpec:
                 )
             if not values:
                 raise ValueError(f"factor {name!r} has no values")
+
+    @property
+    def size_arg(self) -> dict[str, str]:
+        """``size`` as a task argument: only when it is not the default, so a
+        default matrix names the same tasks (and report configurations) as
+        before the parameter existed, and its log folders resume."""
+        return {} if self.size == NAVIGATE_DEFAULTS["size"] else {"size": self.size}
 
     def crossed(self, family: str) -> Iterator[dict[str, Any]]:
         """Every combination of the factors that ``family`` has (one empty one without factors)."""
@@ -147,8 +158,8 @@ class PlannedTask:
 
 
 @lru_cache(maxsize=16)
-def _instances(dataset: str | None, regime: str) -> tuple[Instance, ...]:
-    return tuple(load_instances(dataset, regime))
+def _instances(dataset: str | None, size: str, regime: str) -> tuple[Instance, ...]:
+    return tuple(load_instances(dataset, regime, size))
 
 
 class Plan(list):  # type: ignore[type-arg]
@@ -189,6 +200,7 @@ def _navigate_tasks(
             "modality": modality,
             "batch_size": spec.batch_size,
             "dataset": spec.dataset,
+            **spec.size_arg,
             "epochs": spec.epochs,
         }
         task = _planned("navigate", args, factors, len(instances), spec.epochs, skipped)
@@ -209,7 +221,7 @@ def _run_once(family: str, own: Callable[[MatrixSpec], dict[str, Any]], cost: Ca
     ) -> list[PlannedTask]:
         planned = []
         for modality, factors in itertools.product(spec.modalities, spec.crossed(family)):
-            args = {"regime": regime, "modality": modality, **own(spec), "dataset": spec.dataset}
+            args = {"regime": regime, "modality": modality, **own(spec), "dataset": spec.dataset, **spec.size_arg}
             task = _planned(family, args, factors, len(instances), 1, skipped)
             if task is not None:
                 if estimate:
@@ -235,7 +247,7 @@ def plan(spec: MatrixSpec, estimate: bool = True) -> Plan:
     spec.validate()
     planned, seen, skipped = Plan(), set(), []
     for regime in spec.regimes:
-        instances = _instances(spec.dataset, regime)[: spec.seeds]
+        instances = _instances(spec.dataset, spec.size, regime)[: spec.seeds]
         for family in spec.families:
             for task in PLANNERS[family](spec, regime, instances, estimate, skipped):
                 key = json.dumps(task.task.metadata, sort_keys=True, default=str)
@@ -279,7 +291,8 @@ def format_plan(spec: MatrixSpec, planned: Sequence[PlannedTask]) -> str:
     lines = [
         f"Run matrix: {len(planned)} task(s) x {n_models} model(s) = {len(planned) * n_models} eval(s)",
         f"models: {', '.join(spec.models)}",
-        f"seeds: {spec.seeds or 'all'}; navigation epochs: {spec.epochs}; audit batch size: {spec.batch_size}",
+        f"seeds: {spec.seeds or 'all'}; navigation epochs: {spec.epochs}; audit batch size: {spec.batch_size}; "
+        f"grid size: {spec.size}",
         "",
         "| task | seeds | samples x epochs | model calls | input tokens | output tokens |",
         "|---|---|---|---|---|---|",

@@ -8,6 +8,7 @@ from functools import cached_property
 
 import numpy as np
 
+from spatialstale_evals import paper
 from spatialstale_evals.world.grid import Grid, generate_grid, validate_grid, validate_size
 from spatialstale_evals.world.memory import MemoryEntry, build_memory, distractor_notes, mix, walk_visits
 from spatialstale_evals.world.regimes import (
@@ -21,7 +22,8 @@ from spatialstale_evals.world.regimes import (
 )
 from spatialstale_evals.world.staleness import FREEZE, THAW, stale_labels
 
-BASE_BUDGET, BASE_SIDES = 50, 16
+#: The paper's budget on its grid, and that grid's half-perimeter.
+BASE_BUDGET, BASE_SIDES = paper.STEP_BUDGET, sum(paper.GRID)
 
 
 def step_budget(height: int, width: int) -> int:

@@ -96,8 +96,23 @@ def memory_id(row: int, col: int, width: int, n_cells: int) -> str:
     return f"mem_{row * width + col:0{id_width(n_cells)}d}"
 
 
+def claim_of(kind: str) -> str:
+    """The claim an entry makes of a cell of type ``kind``."""
+    return DANGER if kind == HOLE else SAFE
+
+
+def kind_of(claim: str) -> str:
+    """The cell type a claim describes (ice for SAFE: S and G never change)."""
+    return HOLE if claim == DANGER else FROZEN
+
+
+def flipped(claim: str) -> str:
+    """The other claim: what a stale entry's cell now warrants (a change is an F<->H flip)."""
+    return SAFE if claim == DANGER else DANGER
+
+
 def entry_text(entry_id: str, row: int, col: int, kind: str) -> str:
-    claim = DANGER if kind == HOLE else SAFE
+    claim = claim_of(kind)
     return f"[{entry_id}] {claim} at ({row},{col}): {DESCRIPTIONS[kind]}"
 
 
@@ -138,7 +153,7 @@ def build_memory(g0: Grid, rng: np.random.Generator) -> list[MemoryEntry]:
                     id=eid,
                     row=r,
                     col=c,
-                    claim=DANGER if kind == HOLE else SAFE,
+                    claim=claim_of(kind),
                     text=entry_text(eid, r, c, kind),
                     source="walk" if (r, c) in visited else "synthetic",
                 )
