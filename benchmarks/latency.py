@@ -25,6 +25,7 @@ import tempfile
 import time
 
 from inspect_ai import eval as inspect_eval
+from inspect_ai.log import read_eval_log
 
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.runs.matrix import MatrixSpec, plan, run_matrix
@@ -33,7 +34,9 @@ REGIME = "L2"
 
 
 def model_calls(logs: list) -> int:  # type: ignore[type-arg]
-    return sum(1 for log in logs for s in log.samples or [] for e in s.events if e.event == "model")
+    """Model events over every sample (``eval_set`` returns headers: those are read whole)."""
+    full = [log if log.samples else read_eval_log(log.location) for log in logs]
+    return sum(1 for log in full for s in log.samples or [] for e in s.events if e.event == "model")
 
 
 def navigate_rate(latency_ms: int, connections: int, per_connection: int) -> tuple[int, float]:
@@ -86,20 +89,21 @@ def main() -> None:
     parser.add_argument("--latencies", default="100,500")
     parser.add_argument("--connections", default="10,50")
     parser.add_argument("--episodes-per-connection", type=int, default=4)
-    parser.add_argument("--no-matrix", action="store_true")
+    parser.add_argument("--only", choices=["navigate", "matrix"], help="run one of the two cases")
     args = parser.parse_args()
     print("| run | L (ms) | C | calls | seconds | calls / s | ideal C / L | efficiency |")
     print("|---|---|---|---|---|---|---|---|")
     for latency in (int(x) for x in args.latencies.split(",")):
         for connections in (int(x) for x in args.connections.split(",")):
             ideal = connections / (latency / 1000)
-            calls, seconds = navigate_rate(latency, connections, args.episodes_per_connection)
-            label = f"navigate {REGIME} omcd, {args.episodes_per_connection * connections} episodes"
-            print(
-                f"| {label} | {latency} | {connections} | {calls} | {seconds:.1f} | {calls / seconds:.1f} "
-                f"| {ideal:.0f} | {calls / seconds / ideal:.0%} |"
-            )
-            if args.no_matrix:
+            if args.only != "matrix":
+                calls, seconds = navigate_rate(latency, connections, args.episodes_per_connection)
+                label = f"navigate {REGIME} omcd, {args.episodes_per_connection * connections} episodes"
+                print(
+                    f"| {label} | {latency} | {connections} | {calls} | {seconds:.1f} | {calls / seconds:.1f} "
+                    f"| {ideal:.0f} | {calls / seconds / ideal:.0%} |"
+                )
+            if args.only == "navigate":
                 continue
             tasks, calls, seconds = matrix_rate(latency, connections)
             print(
