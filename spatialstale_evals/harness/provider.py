@@ -4,9 +4,16 @@ model provider, so they run from the CLI, in ``eval_set`` and under
 
     inspect eval spatialstale_evals/navigate.py --model spatialstale/observer
     inspect eval spatialstale_evals/detect.py --model spatialstale/random -M seed=7
+    inspect eval spatialstale_evals/navigate.py --model spatialstale/observer -M latency_ms=500 --max-connections 50
 
 The stale task's scripted agents and judge (``spatialstale/stale-aware``,
 ``stale-naive``, ``judge``: ``harness/stale_scripted.py``) are served here too.
+
+``-M latency_ms=L`` makes every call wait L milliseconds (an ``asyncio``
+sleep, not a busy wait) before it answers, as a remote API does: what the
+harness does with a slow provider (how busy it keeps its connections) is then
+measurable without one (``benchmarks/latency.py``). The answers and the counted
+tokens do not change.
 
 Token usage is counted the same way for every policy (and is what the README's
 token tables report for scripted runs): ``harness/tokens.py`` over every
@@ -16,6 +23,7 @@ and tool-call arguments.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from typing import Any
@@ -86,6 +94,17 @@ def episode_salt() -> tuple[Any, ...] | None:
     return tuple(key) if key else None
 
 
+def _latency_seconds(value: int | float | str) -> float:
+    """``latency_ms`` as seconds; a clear error for anything but a finite number >= 0."""
+    try:
+        ms = float(value)
+    except (TypeError, ValueError):
+        ms = float("nan")
+    if isinstance(value, bool) or not 0 <= ms < float("inf"):
+        raise ValueError(f"latency_ms must be a number of milliseconds >= 0; got {value!r}")
+    return ms / 1000
+
+
 class ScriptedAPI(ModelAPI):
     """Answers audits with JSON verdicts, probe questions with a JSON answer
     and navigation prompts (and implicit probes) with one ``move`` call."""
@@ -97,6 +116,7 @@ class ScriptedAPI(ModelAPI):
         api_key: str | None = None,
         config: GenerateConfig | None = None,
         seed: int | str = 0,
+        latency_ms: int | float | str = 0,
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
@@ -107,6 +127,7 @@ class ScriptedAPI(ModelAPI):
             raise ValueError(f"unknown model args for spatialstale/{model_name}: {sorted(model_args)}")
         self.policy = model_name
         self.seed = int(seed)
+        self.latency = _latency_seconds(latency_ms)
 
     def max_connections(self) -> int:
         return 64
@@ -118,6 +139,8 @@ class ScriptedAPI(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
+        if self.latency:
+            await asyncio.sleep(self.latency)
         usage_in = count_input_tokens(input, tools)
         if self.policy in STALE_REPLIERS:
             return text_output(self.model_name, STALE_REPLIERS[self.policy](input), usage_in)
