@@ -8,7 +8,7 @@ of call.
 The calls are the ones the tasks make (scripted ``observer``, logs read back
 with their attachments resolved),
 counted as the scripted provider counts tokens (ceil(characters / 4) per text
-part, 255 per image). A call's messages are compared part by part in order
+part, tool calls included, 255 per image; ``harness/tokens.py``). A call's messages are compared part by part in order
 (the system message, then each turn's content parts): parts equal to the
 previous call's count whole, the first that differs counts its common
 character prefix if it is text (an image matches whole or not at all), and
@@ -20,6 +20,7 @@ is not counted.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import statistics
@@ -32,27 +33,32 @@ from inspect_ai.log import resolve_sample_attachments
 from inspect_ai.model import ChatMessage, ContentImage, ContentText
 
 from spatialstale_evals.detect import detect
-from spatialstale_evals.harness.tokens import IMAGE_TOKENS
+from spatialstale_evals.harness.tokens import CHARS_PER_TOKEN, IMAGE_TOKENS, count_text_tokens
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.probe import probe
 
 
 def parts(messages: list[ChatMessage]) -> Iterator[tuple[str, str]]:
-    """(kind, content) of every part, in order: text, or an image by its data."""
+    """(kind, content) of every part, in order: text, an image by its data, and
+    an assistant turn's tool calls as their text (as ``count_input_tokens``
+    counts them)."""
     for message in messages:
         yield "role", message.role
         if isinstance(message.content, str):
             yield "text", message.content
-            continue
-        for part in message.content:
-            if isinstance(part, ContentText):
-                yield "text", part.text
-            elif isinstance(part, ContentImage):
-                yield "image", part.image
+        else:
+            for part in message.content:
+                if isinstance(part, ContentText):
+                    yield "text", part.text
+                elif isinstance(part, ContentImage):
+                    yield "image", part.image
+        for call in getattr(message, "tool_calls", None) or []:
+            yield "text", call.function + json.dumps(call.arguments)
 
 
 def tokens(kind: str, content: str) -> float:
-    return IMAGE_TOKENS if kind == "image" else (0 if kind == "role" else len(content) / 4)
+    """A part's tokens as the scripted provider counts them (``harness/tokens.py``)."""
+    return IMAGE_TOKENS if kind == "image" else (0 if kind == "role" else count_text_tokens(content))
 
 
 def shared(previous: list[ChatMessage], current: list[ChatMessage]) -> tuple[float, float]:
@@ -64,7 +70,7 @@ def shared(previous: list[ChatMessage], current: list[ChatMessage]) -> tuple[flo
             same += tokens(k1, c1)
             continue
         if k0 == k1 == "text":
-            same += _common(c0, c1) / 4
+            same += _common(c0, c1) // CHARS_PER_TOKEN  # the whole tokens of the common start
         break
     return same, total
 
