@@ -17,6 +17,27 @@ from spatialstale_evals.analysis.tables import ORDER, OUTCOMES, order  # noqa: E
 COLOURS = {"success": "#2E8B57", "death": "#202020", "timeout": "#A8C8E8", "text": "#4C72B0", "image": "#DD8452"}
 
 
+def _empty(ax: plt.Axes, title: str) -> None:
+    """A panel with no runs: says so, with no strategy ticks that would mean something
+    (the y axis is shared with its row, so it stays)."""
+    ax.set_xticks([])
+    ax.text(0.5, 0.5, "no runs", ha="center", va="center", transform=ax.transAxes, color="#888888")
+    ax.set_title(title, fontsize=8)
+
+
+def _outcome_legend(ax: plt.Axes) -> None:
+    """The outcome colours, drawn from ``COLOURS`` (not from whatever the panel happened to plot)."""
+    handles = [plt.Rectangle((0, 0), 1, 1, color=COLOURS[o]) for o in OUTCOMES]
+    ax.legend(handles, OUTCOMES, fontsize=8, loc="upper right")
+
+
+def _save(fig: plt.Figure, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def _label(model: str, config: str) -> str:
     return model + (f"\n({config})" if config else "")
 
@@ -62,6 +83,12 @@ def outcomes_by_strategy(navigation: pd.DataFrame, path: Path) -> Path | None:
         for j, regime in enumerate(regimes):
             ax = axes[i][j]
             gr = g[g["regime"] == regime].set_index("strategy")
+            title = f"{regime} | {_label(model, config)} | {modality}"
+            if j == 0:
+                ax.set_ylabel("% of episodes")
+            if gr.empty:
+                _empty(ax, title)
+                continue
             strategies = order(gr.index, ORDER["strategy"])
             bottom = np.zeros(len(strategies))
             for outcome in OUTCOMES:
@@ -70,15 +97,10 @@ def outcomes_by_strategy(navigation: pd.DataFrame, path: Path) -> Path | None:
                 bottom += np.nan_to_num(vals)
             ax.set_ylim(0, 100)
             ax.tick_params(axis="x", labelrotation=30, labelsize=8)
-            ax.set_title(f"{regime} | {_label(model, config)} | {modality}", fontsize=8)
-            if j == 0:
-                ax.set_ylabel("% of episodes")
-    axes[0][-1].legend(fontsize=8, loc="upper right")
+            ax.set_title(title, fontsize=8)
+    _outcome_legend(axes[0][-1])
     fig.suptitle("Navigation outcomes by strategy")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def trajectory_lengths(nav: pd.DataFrame, path: Path) -> Path | None:
@@ -94,6 +116,12 @@ def trajectory_lengths(nav: pd.DataFrame, path: Path) -> Path | None:
         for j, regime in enumerate(regimes):
             ax = axes[i][j]
             gr = g[g["regime"] == regime]
+            title = f"{regime} | {_label(model, config)} | {modality}"
+            if j == 0:
+                ax.set_ylabel("steps")
+            if gr.empty:
+                _empty(ax, title)
+                continue
             strategies = order(gr["strategy"], ORDER["strategy"])
             width = 0.8 / len(OUTCOMES)
             for k, outcome in enumerate(OUTCOMES):
@@ -121,16 +149,10 @@ def trajectory_lengths(nav: pd.DataFrame, path: Path) -> Path | None:
                     for median in bp["medians"]:
                         median.set_color("red")
             ax.set_xticks(np.arange(len(strategies)), strategies, rotation=30, fontsize=8)
-            ax.set_title(f"{regime} | {_label(model, config)} | {modality}", fontsize=8)
-            if j == 0:
-                ax.set_ylabel("steps")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=COLOURS[o]) for o in OUTCOMES]
-    axes[0][-1].legend(handles, OUTCOMES, fontsize=8, loc="upper right")
+            ax.set_title(title, fontsize=8)
+    _outcome_legend(axes[0][-1])
     fig.suptitle("Trajectory length by strategy and outcome")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def tax_vs_capability(tax: pd.DataFrame, path: Path) -> Path | None:
