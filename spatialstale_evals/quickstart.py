@@ -205,9 +205,7 @@ def main(args: argparse.Namespace | None = None) -> int:
         if args.model:
             logs = run_evals(args.model, args.log_dir, args.limit, args.max_steps, args.max_tokens)
         else:
-            local_model.check_llama_cpp()
-            local_model.check_inspect_client()
-            local_model.find_gguf()
+            local_model.check_ready()
             print("starting the local model server (SmolLM2-135M-Instruct, llama-cpp-python)...", flush=True)
             t0 = time.perf_counter()
             with local_model.running_server(args.port) as server:

@@ -71,9 +71,7 @@ def logs_in(log_dir: Path) -> list[EvalLog]:
 @pytest.mark.parametrize("kind", ["eval-retry", "matrix"])
 def test_a_killed_server_loses_and_doubles_nothing(kind: str, tmp_path: Path) -> None:
     try:
-        local_model.check_llama_cpp()
-        local_model.check_inspect_client()
-        local_model.find_gguf()
+        local_model.check_ready()
     except local_model.LocalModelError as exc:
         pytest.fail(f"the fault test needs the [local] extra: {exc}", pytrace=False)
     port, log_dir, console = lm_server.free_port(), tmp_path / "logs", tmp_path / "first-run.out"

@@ -44,9 +44,7 @@ MAX_TOKENS = 512
 @pytest.fixture(scope="module")
 def server():
     try:
-        local_model.check_llama_cpp()
-        local_model.check_inspect_client()
-        local_model.find_gguf()
+        local_model.check_ready()
     except local_model.LocalModelError as exc:
         pytest.fail(f"the local-model test needs the [local] extra: {exc}", pytrace=False)
     with local_model.running_server() as state:
@@ -188,6 +186,7 @@ USED_NAMES = (
     "LocalModelError",
     "check_inspect_client",
     "check_llama_cpp",
+    "check_ready",
     "find_gguf",
     "models_answer",
     "pid_alive",

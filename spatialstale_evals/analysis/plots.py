@@ -31,6 +31,31 @@ def _outcome_legend(ax: plt.Axes) -> None:
     ax.legend(handles, OUTCOMES, fontsize=8, loc="upper right")
 
 
+Panel = tuple[plt.Axes, pd.DataFrame, str]
+
+
+def _panels(data: pd.DataFrame, ylabel: str, width: float, height: float) -> tuple[plt.Figure, plt.Axes, list[Panel]]:
+    """A grid of panels, rows model(+config, modality), columns regime (y shared
+    along a row): the figure, the panel the legend goes on (top right), and the
+    panels with runs, each as (axes, its rows, title). A panel without runs is
+    drawn as such here (``_empty``) and not returned."""
+    rows = list(data.groupby(["model", "config", "modality"], sort=False))
+    regimes = order(data["regime"], ORDER["regime"])
+    fig, axes = plt.subplots(
+        len(rows), len(regimes), figsize=(width * len(regimes), height * len(rows)), squeeze=False, sharey=True
+    )
+    panels: list[Panel] = []
+    for i, ((model, config, modality), g) in enumerate(rows):
+        axes[i][0].set_ylabel(ylabel)
+        for j, regime in enumerate(regimes):
+            gr, title = g[g["regime"] == regime], f"{regime} | {_label(model, config)} | {modality}"
+            if gr.empty:
+                _empty(axes[i][j], title)
+            else:
+                panels.append((axes[i][j], gr, title))
+    return fig, axes[0][-1], panels
+
+
 def _save(fig: plt.Figure, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -74,31 +99,19 @@ def outcomes_by_strategy(navigation: pd.DataFrame, path: Path) -> Path | None:
     """Stacked success/death/timeout bars per strategy; rows model(+modality), columns regime."""
     if navigation.empty:
         return None
-    rows = list(navigation.groupby(["model", "config", "modality"], sort=False))
-    regimes = order(navigation["regime"], ORDER["regime"])
-    fig, axes = plt.subplots(
-        len(rows), len(regimes), figsize=(4.2 * len(regimes), 3.2 * len(rows)), squeeze=False, sharey=True
-    )
-    for i, ((model, config, modality), g) in enumerate(rows):
-        for j, regime in enumerate(regimes):
-            ax = axes[i][j]
-            gr = g[g["regime"] == regime].set_index("strategy")
-            title = f"{regime} | {_label(model, config)} | {modality}"
-            if j == 0:
-                ax.set_ylabel("% of episodes")
-            if gr.empty:
-                _empty(ax, title)
-                continue
-            strategies = order(gr.index, ORDER["strategy"])
-            bottom = np.zeros(len(strategies))
-            for outcome in OUTCOMES:
-                vals = np.array([gr[outcome].get(s, np.nan) for s in strategies], dtype=float)
-                ax.bar(strategies, vals, bottom=bottom, color=COLOURS[outcome], label=outcome, edgecolor="white")
-                bottom += np.nan_to_num(vals)
-            ax.set_ylim(0, 100)
-            ax.tick_params(axis="x", labelrotation=30, labelsize=8)
-            ax.set_title(title, fontsize=8)
-    _outcome_legend(axes[0][-1])
+    fig, legend_at, panels = _panels(navigation, "% of episodes", 4.2, 3.2)
+    for ax, rows, title in panels:
+        gr = rows.set_index("strategy")
+        strategies = order(gr.index, ORDER["strategy"])
+        bottom = np.zeros(len(strategies))
+        for outcome in OUTCOMES:
+            vals = np.array([gr[outcome].get(s, np.nan) for s in strategies], dtype=float)
+            ax.bar(strategies, vals, bottom=bottom, color=COLOURS[outcome], label=outcome, edgecolor="white")
+            bottom += np.nan_to_num(vals)
+        ax.set_ylim(0, 100)
+        ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+        ax.set_title(title, fontsize=8)
+    _outcome_legend(legend_at)
     fig.suptitle("Navigation outcomes by strategy")
     return _save(fig, path)
 
@@ -107,50 +120,37 @@ def trajectory_lengths(nav: pd.DataFrame, path: Path) -> Path | None:
     """Box plots of episode length per strategy and outcome; rows model(+modality), columns regime."""
     if nav.empty:
         return None
-    rows = list(nav.groupby(["model", "config", "modality"], sort=False))
-    regimes = order(nav["regime"], ORDER["regime"])
-    fig, axes = plt.subplots(
-        len(rows), len(regimes), figsize=(4.8 * len(regimes), 3.4 * len(rows)), squeeze=False, sharey=True
-    )
-    for i, ((model, config, modality), g) in enumerate(rows):
-        for j, regime in enumerate(regimes):
-            ax = axes[i][j]
-            gr = g[g["regime"] == regime]
-            title = f"{regime} | {_label(model, config)} | {modality}"
-            if j == 0:
-                ax.set_ylabel("steps")
-            if gr.empty:
-                _empty(ax, title)
-                continue
-            strategies = order(gr["strategy"], ORDER["strategy"])
-            width = 0.8 / len(OUTCOMES)
-            for k, outcome in enumerate(OUTCOMES):
-                data, pos = [], []
-                for s_i, s in enumerate(strategies):
-                    steps = gr[(gr["strategy"] == s) & (gr["outcome"] == outcome)]["steps"].to_numpy()
-                    if steps.size:
-                        data.append(steps)
-                        pos.append(s_i + (k - 1) * width)
-                        jitter = np.random.default_rng(len(steps)).uniform(-0.3, 0.3, steps.size) * width
-                        ax.scatter(
-                            pos[-1] + jitter,
-                            steps,
-                            s=6,
-                            color=COLOURS[outcome],
-                            edgecolors="grey",
-                            linewidths=0.3,
-                            alpha=0.7,
-                            zorder=3,
-                        )
-                if data:
-                    bp = ax.boxplot(data, positions=pos, widths=width * 0.9, patch_artist=True, manage_ticks=False)
-                    for box in bp["boxes"]:
-                        box.set_facecolor(COLOURS[outcome])
-                    for median in bp["medians"]:
-                        median.set_color("red")
-            ax.set_xticks(np.arange(len(strategies)), strategies, rotation=30, fontsize=8)
-            ax.set_title(title, fontsize=8)
-    _outcome_legend(axes[0][-1])
+    fig, legend_at, panels = _panels(nav, "steps", 4.8, 3.4)
+    for ax, gr, title in panels:
+        strategies = order(gr["strategy"], ORDER["strategy"])
+        width = 0.8 / len(OUTCOMES)
+        for k, outcome in enumerate(OUTCOMES):
+            data, pos = [], []
+            for s_i, s in enumerate(strategies):
+                steps = gr[(gr["strategy"] == s) & (gr["outcome"] == outcome)]["steps"].to_numpy()
+                if steps.size:
+                    data.append(steps)
+                    pos.append(s_i + (k - 1) * width)
+                    jitter = np.random.default_rng(len(steps)).uniform(-0.3, 0.3, steps.size) * width
+                    ax.scatter(
+                        pos[-1] + jitter,
+                        steps,
+                        s=6,
+                        color=COLOURS[outcome],
+                        edgecolors="grey",
+                        linewidths=0.3,
+                        alpha=0.7,
+                        zorder=3,
+                    )
+            if data:
+                bp = ax.boxplot(data, positions=pos, widths=width * 0.9, patch_artist=True, manage_ticks=False)
+                for box in bp["boxes"]:
+                    box.set_facecolor(COLOURS[outcome])
+                for median in bp["medians"]:
+                    median.set_color("red")
+        ax.set_xticks(np.arange(len(strategies)), strategies, rotation=30, fontsize=8)
+        ax.set_title(title, fontsize=8)
+    _outcome_legend(legend_at)
     fig.suptitle("Trajectory length by strategy and outcome")
     return _save(fig, path)
 

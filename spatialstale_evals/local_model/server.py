@@ -73,6 +73,15 @@ def check_inspect_client() -> None:
         )
 
 
+def check_ready() -> None:
+    """Everything a run on the local model needs, checked before anything
+    starts (the quickstart, the end-to-end and fault tests): llama-cpp-python
+    and its server extra, Inspect's client, the weights."""
+    check_llama_cpp()
+    check_inspect_client()
+    find_gguf()
+
+
 # -- where things are ----------------------------------------------------------
 
 
