@@ -1,4 +1,4 @@
-"""How the audit's batch size B must grow with the store (README, "Batch size
+"""How the audit's batch size B must grow with the store (docs/performance.md, "Batch size
 and world size"): calls and tokens per detect instance for N = 64, 256 and
 1,024 entries (8x8, 16x16, 32x32) and B in 1, 5, 10, 20, 50 and N, and the
 prompt of one navigation step that shows the full store.

@@ -1,4 +1,4 @@
-"""Memory that matters, measured with the scripted agents (README, "Memory that
+"""Memory that matters, measured with the scripted agents (docs/evaluation-report.md, "Memory that
 matters (scripted)"): the benefit of memory on the clean regime L0 and its
 price on L2, under full and partial observability, with the filter modes.
 

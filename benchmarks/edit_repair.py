@@ -1,4 +1,4 @@
-"""Repair against deletion (README, "Edit proposals"): does showing an audit's
+"""Repair against deletion (docs/memory.md, "Edit proposals"): does showing an audit's
 proposed correction (``filter_mode=correct``) beat deleting the flagged entry
 (``delete``, the paper) for the scripted navigators?
 

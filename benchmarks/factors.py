@@ -1,4 +1,4 @@
-"""What the factors cost (README, "Factors"): prompt tokens per decision of
+"""What the factors cost (docs/memory.md, "Factors"): prompt tokens per decision of
 each memory style, framing and number of distractor notes, and the PNG size
 and render time of each rendering variant.
 

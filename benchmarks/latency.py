@@ -1,4 +1,4 @@
-"""Does the harness keep a slow provider busy? (README, Performance: "A slow
+"""Does the harness keep a slow provider busy? (docs/performance.md: "A slow
 provider".) Calls per second of a ``navigate`` run and of a small
 ``spatialstale matrix`` against the scripted provider made to answer like a
 remote API (``-M latency_ms=L``: every call waits L ms), beside the ideal

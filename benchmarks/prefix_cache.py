@@ -1,4 +1,4 @@
-"""What a provider's prompt cache can reuse (README, Performance: "Prompt
+"""What a provider's prompt cache can reuse (docs/performance.md: "Prompt
 prefixes"): for every model call, the share of its input that equals the start
 of the previous call's input in the same sample, per task, modality and kind
 of call.

@@ -1,4 +1,4 @@
-"""The probe task's scripted bounds (README, "The tasks: probe"): every
+"""The probe task's scripted bounds (docs/tasks.md, "probe"): every
 dimension's accuracy on stale targets, on controls and balanced, for the
 ``observer``, ``memory`` and ``random`` agents on the 50 canonical seeds of
 L1-L3 (text), with model calls and tokens per instance and the wall time.

@@ -1,4 +1,4 @@
-"""What a stale run costs (README, "The tasks: stale"): scenarios, model calls
+"""What a stale run costs (docs/tasks.md, "stale"): scenarios, model calls
 and tokens of the task's own prompts on a STALE file, counted as the scripted
 provider counts them (4 characters a token), per scenario and in all, for
 both conversation modes; and the history before and after trimming.

@@ -1,4 +1,4 @@
-"""Meta-evaluation of the stale task's rubric (README, "The tasks: stale"):
+"""Meta-evaluation of the stale task's rubric (docs/tasks.md, "stale"):
 how often a grader, prompted exactly as the task prompts it, agrees with our
 hand labels on the fixture's answers (``tests/fixtures/stale_mini_labels.json``:
 for every record and dimension an answer written to pass and one written to

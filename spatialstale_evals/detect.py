@@ -76,10 +76,10 @@ def detect(
             default the canonical ``spatialstale-v1`` shipped in the package.
         size: Grid size: ``8x8`` (the paper's), ``16x16`` or ``32x32``, each a
             canonical set of 50 instances per regime; with ``dataset``, that folder
-            if it is of this size, else its sub-folder named after it (README, Dataset).
+            if it is of this size, else its sub-folder named after it (docs/dataset.md).
         memory_style: How each entry is written: ``plain`` (the paper's text),
             ``detailed`` (with its provenance from the exploration walks) or
-            ``confident`` (with an assertion of certainty). README, Factors.
+            ``confident`` (with an assertion of certainty). docs/memory.md, Factors.
         distractors: Non-spatial notes mixed into the store (0 to 16), drawn
             from the seed and audited with the entries; never stale, so a flag
             on one is a false positive, also counted apart (``distractor_flag_rate``).
@@ -91,7 +91,7 @@ def detect(
         image_marker: The agent as a ``triangle`` (the paper) or a square marked ``A`` (``letter``).
         structured_output: Pass the verdict schema of ``output`` as Inspect's
             ``response_schema`` with every audit call, for providers that
-            constrain replies to it (README, Models); off: the paper's protocol.
+            constrain replies to it (docs/models.md); off: the paper's protocol.
     """
     reject_unknown(detect, unknown)
     factors = pick(locals(), (*FACTORS, *IMAGE_PARAMS))  # the memory and image factors, as passed

@@ -142,7 +142,7 @@ def navigate(
             default the canonical ``spatialstale-v1`` shipped in the package.
         size: Grid size: ``8x8`` (the paper's), ``16x16`` or ``32x32``, each a
             canonical set of 50 instances per regime; with ``dataset``, that folder
-            if it is of this size, else its sub-folder named after it (README, Dataset).
+            if it is of this size, else its sub-folder named after it (docs/dataset.md).
         max_steps: Step budget per episode; default the instance's (50 on 8x8).
         history: Earlier turns kept in each prompt. 0 (the paper's protocol) sends
             a fresh prompt per decision, so cost grows linearly with steps.
@@ -159,7 +159,7 @@ def navigate(
             ``resolve``). Only for strategies that judge entries.
         memory_style: How each entry is written: ``plain`` (the paper's text),
             ``detailed`` (with its provenance from the exploration walks) or
-            ``confident`` (with an assertion of certainty). README, Factors.
+            ``confident`` (with an assertion of certainty). docs/memory.md, Factors.
         memory_framing: The system message's line about memory: ``none`` (the
             paper: no line), ``warn`` (memory may be out of date; the suite's
             prompts before 2.0) or ``prefer_current`` (trust the observation
@@ -176,7 +176,7 @@ def navigate(
         image_marker: The agent as a ``triangle`` (the paper) or a square marked ``A`` (``letter``).
         structured_output: Pass the verdict schema as Inspect's ``response_schema``
             with every audit call (``omcd``, ``self_verify``; the moves are tool
-            calls), for providers that constrain replies to it (README, Models).
+            calls), for providers that constrain replies to it (docs/models.md).
     """
     reject_unknown(navigate, unknown)
     factors = pick(locals(), (*FACTORS, *IMAGE_PARAMS))  # the memory and image factors, as passed

@@ -80,14 +80,14 @@ def probe(
         dataset: Folder of a generated dataset (default: the canonical set).
         size: Grid size: ``8x8`` (the paper's), ``16x16`` or ``32x32``, each a
             canonical set of 50 instances per regime; with ``dataset``, that folder
-            if it is of this size, else its sub-folder named after it (README, Dataset).
+            if it is of this size, else its sub-folder named after it (docs/dataset.md).
         image_labels: Label each cell with its (row,col) (image modality).
         image_palette: ``paper``, ``high_contrast`` or ``grayscale`` (needs labels).
         image_cell_px: Cell size in pixels (48: the paper's 384 px at 8x8).
         image_marker: The agent as a ``triangle`` (the paper) or a square marked ``A`` (``letter``).
         structured_output: Pass each JSON answer's schema (explicit, premise) as
             Inspect's ``response_schema``, for providers that constrain replies
-            to it (README, Models); the implicit probe is a tool call.
+            to it (docs/models.md); the implicit probe is a tool call.
     """
     reject_unknown(probe, unknown)
     render_args = pick(locals(), IMAGE_PARAMS)

@@ -1,17 +1,20 @@
 """Ecosystem conformance: the README and ``spatialstale_evals/eval.yaml`` stay in
 the shape inspect_evals uses, and in step with the code.
 
-- The README's Parameters block (between the ``Parameters: Automatically
-  Generated`` markers) is generated from the @task signatures and their
-  Google-style ``Args:`` docstrings, in inspect_evals' format. Regenerate it
-  after changing a task's parameters or docstring with::
+- The README's Usage, Options and Parameters blocks (each between its ``NAME:
+  Automatically Generated`` markers) are generated from the task registry,
+  the @task signatures and their Google-style ``Args:`` docstrings, in
+  inspect_evals' format (``tests/_readme.py``). Regenerate them after changing
+  a task, its parameters or its docstring with::
 
       python tests/test_conformance.py
 
+- Every ``-T`` argument in a command of the README or of ``docs/`` is a
+  parameter of the task it runs.
 - ``eval.yaml`` has the fields inspect_evals requires, its version is both
   tasks' ``TASK_VERSION``, and each task's ``dataset_samples`` is what the
   registered task runs with its defaults.
-- The README's Changelog has an entry for the current ``TASK_VERSION``.
+- ``CHANGELOG.md`` has an entry for the current ``TASK_VERSION``.
 """
 
 from __future__ import annotations
@@ -21,13 +24,25 @@ import json
 import re
 import subprocess
 import sys
-import typing
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from _readme import (
+    BLOCKS,
+    GENERATORS,
+    PACKAGE,
+    README,
+    ROOT,
+    RUN_ARGUMENTS,
+    TASKS,
+    markers,
+    parameters_block,
+    readme_block,
+    rewrite_readme,
+    task_command,
+)
 from inspect_ai import list_tasks
 from inspect_ai.util import registry_create
 
@@ -38,20 +53,17 @@ from spatialstale_evals.navigate import TASK_VERSION as NAVIGATE_VERSION
 from spatialstale_evals.probe import TASK_VERSION as PROBE_VERSION
 from spatialstale_evals.stale import TASK_VERSION as STALE_VERSION
 
-ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
 EVAL_YAML = ROOT / "spatialstale_evals" / "eval.yaml"
-PACKAGE = "spatialstale_evals"
+CHANGELOG = ROOT / "CHANGELOG.md"
+DOCS = ROOT / "docs"
 
-TASKS: tuple[Callable[..., Any], ...] = tuple(spatialstale_evals.task_functions().values())
 TASK_VERSIONS = {"detect": DETECT_VERSION, "navigate": NAVIGATE_VERSION, "probe": PROBE_VERSION, "stale": STALE_VERSION}
 #: Tasks whose data is not in the package, with the arguments that run them on a
-#: fixture of ours, and the samples their published data has (eval.yaml counts those).
-EXTERNAL_DATA = {"stale": ({"path": str(Path(__file__).parent / "fixtures" / "stale_mini.json")}, HUB_RECORDS)}
+#: fixture of ours (the Usage block's), and the samples their published data has (eval.yaml counts those).
+EXTERNAL_DATA = {"stale": ({"path": str(ROOT / RUN_ARGUMENTS["stale"][0]["path"])}, HUB_RECORDS)}
 
-BEGIN = "<!-- Parameters: Automatically Generated -->"
-END = "<!-- /Parameters: Automatically Generated -->"
-REGENERATE = "run `python tests/test_conformance.py` to rewrite the README's Parameters block from the code"
+BEGIN, END = markers("Parameters")
+REGENERATE = "run `python tests/test_conformance.py` to rewrite the README's generated blocks from the code"
 
 # The fields inspect_evals' own eval.yaml schema requires of an eval in its repository
 # (inspect-evals-lint's IEFS005 checks title, description, group, contributors, tasks).
@@ -72,109 +84,49 @@ INSPECT_EVALS_GROUPS = {
 }
 
 
-# -- the Parameters block ------------------------------------------------------
+# -- the generated blocks ------------------------------------------------------
 
 
-def docstring_args(fn: Callable[..., Any]) -> dict[str, str]:
-    """The Google-style ``Args:`` section of ``fn``'s docstring: name -> description,
-    continuation lines joined with single spaces."""
-    doc = inspect.getdoc(fn) or ""
-    lines = doc.splitlines()
-    if "Args:" not in lines:
-        raise ValueError(f"{fn.__name__}() has no 'Args:' section in its docstring")
-    args: dict[str, list[str]] = {}
-    arg_indent: int | None = None
-    current: str | None = None
-    for line in lines[lines.index("Args:") + 1 :]:
-        if not line.strip():
-            continue
-        indent = len(line) - len(line.lstrip())
-        if indent == 0:  # the next section (Returns:, Raises:, ...)
-            break
-        if arg_indent is None:
-            arg_indent = indent
-        if indent == arg_indent:
-            match = re.fullmatch(r"(\*{0,2}\w+)(?: \([^)]*\))?:\s*(.*)", line.strip())
-            if not match:
-                raise ValueError(f"{fn.__name__}(): cannot read the Args: line {line.strip()!r}")
-            current = match.group(1).lstrip("*")
-            args[current] = [match.group(2)] if match.group(2) else []
-        elif current is not None:
-            args[current].append(line.strip())
-    return {name: " ".join(parts) for name, parts in args.items()}
-
-
-def markdown(text: str) -> str:
-    """reStructuredText literals (``x``) as Markdown code spans (`x`)."""
-    return re.sub(r"``(.+?)``", r"`\1`", text)
-
-
-def annotation_text(fn: Callable[..., Any], name: str, param: inspect.Parameter) -> str:
-    """The parameter's type as inspect_evals shows it: ``Literal['L1', 'L2', 'L3']``
-    for an alias such as ``RegimeName`` (resolved), else the annotation as written."""
-    annotation = param.annotation
-    if annotation is inspect.Parameter.empty:
-        raise ValueError(f"{fn.__name__}(): parameter {name!r} has no type annotation")
-    try:
-        hint = typing.get_type_hints(inspect.unwrap(fn))[name]
-    except NameError:  # a forward reference the function's module cannot resolve
-        hint = None
-    if typing.get_origin(hint) is typing.Literal:
-        return inspect.formatannotation(hint)
-    return annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
-
-
-def parameter_lines(fn: Callable[..., Any]) -> list[str]:
-    """One inspect_evals bullet per parameter of ``fn``, in signature order (a
-    ``**kwargs`` catch-all, which only rejects misspelled names, is not one)."""
-    described = docstring_args(fn)
-    params = {n: p for n, p in inspect.signature(fn).parameters.items() if p.kind is not inspect.Parameter.VAR_KEYWORD}
-    undocumented = [name for name in params if name not in described]
-    unknown = [name for name in described if name not in params]
-    if undocumented or unknown:
-        raise ValueError(
-            f"{fn.__name__}(): the docstring's Args: section must describe exactly the parameters; "
-            f"undocumented: {undocumented}, not parameters: {unknown}"
-        )
-    lines = []
-    for name, param in params.items():
-        type_text = annotation_text(fn, name, param)
-        default = "" if param.default is inspect.Parameter.empty else f" (default: `{param.default!r}`)"
-        lines.append(f"- `{name}` (`{type_text}`): {markdown(described[name])}{default}")
-    return lines
-
-
-def parameters_block(tasks: tuple[Callable[..., Any], ...] = TASKS) -> str:
-    """The README's Parameters block, markers included, in inspect_evals' format."""
-    parts = [BEGIN, "", "## Parameters", ""]
-    for fn in tasks:
-        parts += [f"### `{fn.__name__}`", "", *parameter_lines(fn), ""]
-    parts.append(END)
-    return "\n".join(parts)
-
-
-def readme_block(text: str) -> str:
-    """The README's current block between (and including) the markers."""
-    if text.count(BEGIN) != 1 or text.count(END) != 1:
-        raise ValueError(f"README.md must hold exactly one {BEGIN!r} ... {END!r} block")
-    start, end = text.index(BEGIN), text.index(END) + len(END)
-    if end < start:
-        raise ValueError("README.md's Parameters end marker comes before its start marker")
-    return text[start:end]
-
-
-def rewrite_readme(path: Path = README) -> bool:
-    """Replace the README's Parameters block with the generated one; True if it changed."""
-    text = path.read_text(encoding="utf-8")
-    new = text.replace(readme_block(text), parameters_block())
-    if new != text:
-        path.write_text(new, encoding="utf-8")
-    return new != text
-
-
-def test_readme_parameters_block_matches_the_task_signatures() -> None:
+@pytest.mark.parametrize("name", BLOCKS)
+def test_readme_generated_blocks_match_the_code(name: str) -> None:
     text = README.read_text(encoding="utf-8")
-    assert readme_block(text) == parameters_block(), f"README.md's Parameters block is out of date: {REGENERATE}"
+    assert readme_block(text, name) == GENERATORS[name](), f"README.md's {name} block is out of date: {REGENERATE}"
+
+
+def test_readme_blocks_stand_in_inspect_evals_order() -> None:
+    text = README.read_text(encoding="utf-8")
+    starts = [text.index(markers(name)[0]) for name in BLOCKS]
+    assert starts == sorted(starts), f"README.md's generated blocks must stand in the order {BLOCKS}"
+
+
+def test_usage_block_runs_every_registered_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Usage block names every task Inspect finds in the package (read from
+    the registry, not from the generator's list), and each command's task builds
+    with the arguments it gives, from the checkout's root as the block says."""
+    block = readme_block(README.read_text(encoding="utf-8"), "Usage")
+    commands = re.findall(rf"^inspect eval {PACKAGE}/(\w+)\.py(.*)$", block, re.MULTILINE)
+    registered = {info.name for info in list_tasks(PACKAGE, root_dir=ROOT)}
+    assert sorted(name for name, _ in commands) == sorted(registered)
+    monkeypatch.chdir(ROOT)
+    for name, rest in commands:
+        args = dict(re.findall(r"-T (\w+)=(\S+)", rest))
+        task = registry_create("task", f"{PACKAGE}/{name}", **args)
+        assert len(task.dataset) > 0
+        roles = re.findall(r"--model-role (\w+)=", rest)
+        assert roles == list(RUN_ARGUMENTS.get(name, ({}, {}))[1]), f"{name}: the roles it needs"
+    eval_set = re.search(r"^inspect eval-set (.*?) --", block, re.MULTILINE)
+    assert eval_set, "the Usage block shows inspect eval-set"
+    assert all((ROOT / path).is_file() for path in eval_set.group(1).split())
+
+
+def test_options_block_shows_inspect_eval_options() -> None:
+    from inspect_ai._cli.eval import eval_command
+
+    known = {opt for param in eval_command.params for opt in getattr(param, "opts", [])}
+    block = readme_block(README.read_text(encoding="utf-8"), "Options")
+    shown = re.findall(r"^inspect eval \S+(?: -T \S+)* (--[\w-]+)", block, re.MULTILINE)
+    assert shown and all(option in known for option in shown), f"not inspect eval options: {set(shown) - known}"
+    assert task_command("detect", "--limit 10", model=None) == f"inspect eval {PACKAGE}/detect.py --limit 10"
 
 
 def test_parameters_block_generator_reads_signature_and_docstring() -> None:
@@ -220,10 +172,10 @@ def test_parameters_block_generator_reads_signature_and_docstring() -> None:
 
 def readme_task_arguments(text: str) -> list[tuple[str, str]]:
     """``(task, parameter)`` for every ``-T name=...`` of an ``inspect eval
-    spatialstale_evals/<task>.py`` command in the README (continuation lines joined).
+    spatialstale_evals/<task>.py`` command in ``text`` (continuation lines joined).
 
     inspect-evals-lint's IEFS007 skips commands that name a task by its file, as
-    ours do, so this checks them instead."""
+    ours do, and reads the README only, so this checks them instead."""
     joined = re.sub(r"\\\n\s*", " ", text)
     found = []
     for line in joined.splitlines():
@@ -232,27 +184,38 @@ def readme_task_arguments(text: str) -> list[tuple[str, str]]:
     return found
 
 
-def test_readme_task_arguments_are_task_parameters() -> None:
-    arguments = readme_task_arguments(README.read_text(encoding="utf-8"))
-    assert {task for task, _ in arguments} == {fn.__name__ for fn in TASKS}, "README shows -T for every task"
+def documents() -> list[Path]:
+    """The README, the Changelog and every page under ``docs/``."""
+    return [README, CHANGELOG, *sorted(DOCS.rglob("*.md"))]
+
+
+def test_documented_task_arguments_are_task_parameters() -> None:
+    readme = readme_task_arguments(README.read_text(encoding="utf-8"))
+    assert {task for task, _ in readme} == {fn.__name__ for fn in TASKS}, "README shows -T for every task"
     parameters = {fn.__name__: set(inspect.signature(fn).parameters) for fn in TASKS}
-    wrong = sorted({(task, name) for task, name in arguments if name not in parameters[task]})
-    assert not wrong, f"README passes -T arguments that are not task parameters: {wrong}"
+    wrong = sorted(
+        (path.relative_to(ROOT).as_posix(), task, name)
+        for path in documents()
+        for task, name in set(readme_task_arguments(path.read_text(encoding="utf-8")))
+        if name not in parameters[task]
+    )
+    assert not wrong, f"commands pass -T arguments that are not task parameters: {wrong}"
     assert readme_task_arguments(
         "inspect eval spatialstale_evals/navigate.py -T strategy=omcd \\\n    -T max_step=10 --epochs 1"
     ) == [("navigate", "strategy"), ("navigate", "max_step")]
 
 
-def test_readme_block_is_found_and_replaced(tmp_path: Path) -> None:
+def test_readme_blocks_are_found_and_replaced(tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
-    readme.write_text(f"# x\n\nbefore\n\n{BEGIN}\n\nstale\n\n{END}\n\n## after\n", encoding="utf-8")
+    stale = "\n\n".join(f"{begin}\n\nstale\n\n{end}" for begin, end in map(markers, BLOCKS))
+    readme.write_text(f"# x\n\nbefore\n\n{stale}\n\n## after\n", encoding="utf-8")
     assert rewrite_readme(readme) is True
     text = readme.read_text(encoding="utf-8")
-    assert readme_block(text) == parameters_block()
+    assert all(readme_block(text, name) == GENERATORS[name]() for name in BLOCKS)
     assert text.startswith("# x\n\nbefore\n\n") and text.endswith("\n\n## after\n")
     assert rewrite_readme(readme) is False
-    readme.write_text("# no markers\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="exactly one"):
+    readme.write_text(f"# only Parameters\n\n{BEGIN}\n{END}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="exactly one .*Usage"):
         rewrite_readme(readme)
 
 
@@ -313,20 +276,25 @@ def test_eval_yaml_tasks_are_registered_with_their_sample_counts(eval_yaml: dict
 
 
 def changelog_versions(text: str) -> list[str]:
-    """The ``### [version] - YYYY-MM-DD`` entries of the README's ``## Changelog``."""
-    match = re.search(r"^## Changelog\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
-    assert match, "README.md has no '## Changelog' section"
-    return re.findall(r"^### \[([^\]]+)\] - \d{4}-\d{2}-\d{2}$", match.group(1), re.MULTILINE)
+    """The ``## [version] - YYYY-MM-DD`` entries of ``CHANGELOG.md`` (under its ``# Changelog``)."""
+    match = re.search(r"^# Changelog\n(.*?)(?=^# |\Z)", text, re.MULTILINE | re.DOTALL)
+    assert match, "CHANGELOG.md has no '# Changelog' section"
+    return re.findall(r"^## \[([^\]]+)\] - \d{4}-\d{2}-\d{2}$", match.group(1), re.MULTILINE)
 
 
 def test_changelog_has_the_current_task_version() -> None:
-    versions = changelog_versions(README.read_text(encoding="utf-8"))
+    versions = changelog_versions(CHANGELOG.read_text(encoding="utf-8"))
     for name, version in TASK_VERSIONS.items():
-        assert version in versions, f"README Changelog has no '### [{version}] - <date>' entry ({name})"
+        assert version in versions, f"CHANGELOG.md has no '## [{version}] - <date>' entry ({name})"
+    assert versions[0] == TASK_VERSIONS["detect"], "the newest entry comes first"
+    readme = README.read_text(encoding="utf-8")
+    assert re.search(r"^## Changelog$", readme, re.MULTILINE) and "(CHANGELOG.md)" in readme, (
+        "the README's Changelog section links CHANGELOG.md"
+    )
 
 
 def test_changelog_parser_reads_only_dated_entries_of_its_section() -> None:
-    text = "## Changelog\n\n### [2-A] - 2026-01-02\n\n- x\n\n### [1-B]\n\n## Layout\n\n### [1-A] - 2026-01-01\n"
+    text = "# Changelog\n\n## [2-A] - 2026-01-02\n\n- x\n\n## [1-B]\n\n# Layout\n\n## [1-A] - 2026-01-01\n"
     assert changelog_versions(text) == ["2-A"]
 
 
@@ -368,5 +336,5 @@ def test_inspect_evals_lint_passes() -> None:
 
 if __name__ == "__main__":
     changed = rewrite_readme()
-    print(f"{README}: Parameters block {'rewritten' if changed else 'already up to date'}")
+    print(f"{README}: {', '.join(BLOCKS)} blocks {'rewritten' if changed else 'already up to date'}")
     sys.exit(0)

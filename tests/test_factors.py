@@ -286,7 +286,7 @@ def test_navigation_shows_audits_and_resolves_the_notes(tmp_path: Path) -> None:
 
 # -- how the grid is drawn -----------------------------------------------------------
 
-#: The palettes as the README documents them (hex), and each one's fog.
+#: The palettes as docs/memory.md documents them (hex), and each one's fog.
 PALETTES = {
     "paper": {"F": "A8C8E8", "H": "202020", "S": "2E8B57", "G": "DAA520", "?": "808080"},
     "high_contrast": {"F": "FFFF00", "H": "000000", "S": "0000FF", "G": "00C800", "?": "808080"},

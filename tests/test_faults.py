@@ -11,7 +11,7 @@ comes after the server has answered ``KILL_AFTER`` = ``MAX_STEPS`` requests
 whatever its length and, with ``SAMPLES`` two more than that, at least one is
 not. Both runs cap their retries (``--max-retries 1``; the matrix also
 ``--retry-attempts 0``), so a dead server ends them in seconds instead of an
-unbounded backoff: the settings the README's "Faults" paragraph recommends for
+unbounded backoff: the settings the "Faults" paragraph of docs/matrix-and-report.md recommends for
 a local server. "Doubles nothing": the samples finished before the kill keep
 their uuids, and the restarted server answers no more requests than the
 unfinished episodes can make.
@@ -113,7 +113,7 @@ def test_a_killed_server_loses_and_doubles_nothing(kind: str, tmp_path: Path) ->
         value = sample.scores["navigation_scorer"].value
         assert sum(value[k] for k in ("success", "death", "timeout", "limit")) == 1  # one outcome each
         assert 1 <= value["steps"] <= MAX_STEPS
-    print(  # the README's and the closing note's figures (pytest -s)
+    print(  # the docs' and the closing note's figures (pytest -s)
         f"{kind}: first run {first.status} after {len(done_before)} of {SAMPLES} samples "
         f"({first.error.message.splitlines()[0][:160]}); the restarted server answered {asked_again} requests; "
         f"finished: {len(ids)} samples, once each"

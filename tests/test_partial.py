@@ -193,7 +193,7 @@ def test_resolve_under_radius_one_knows_only_what_was_seen(tmp_path: Path) -> No
 
 
 def memory_agent_outcome(row: dict) -> tuple[str, int]:
-    """The memory agent by its README description, simulated here: plan a
+    """The memory agent by its description in docs/models.md, simulated here: plan a
     shortest route (BFS, ties UP, DOWN, LEFT, RIGHT) through cells its memory
     calls SAFE to the goal; re-plan every step; with no route, bump a wall
     (stay put)."""

@@ -1,7 +1,7 @@
 """The canonical 16x16 and 32x32 sets (SPEC 8.9), the tasks' ``size`` parameter,
 and images of larger grids.
 
-Expected values come from the SPEC and the README's scaling rule, computed here
+Expected values come from the SPEC and docs/dataset.md's scaling rule, computed here
 (reference BFS, own flips, own gzip and sha256, own stale ratios), not read
 from the package's generators.
 """
@@ -45,7 +45,7 @@ EIGHT_SHA = {
     "L2.jsonl": "464b18b6634ae82bb0f637bfe50ab186294f3b89e175e9e517b8359ba413aa98",
     "L3.jsonl": "5a49b6daf7319a0fa8d52f724b3937c6124fded33466a43275b97389872b2876",
 }
-# SPEC 3 (exact) and the README's S/G descriptions.
+# SPEC 3 (exact) and docs/dataset.md's S/G descriptions.
 DESCRIPTIONS = {
     "F": "Frozen ice - safe to walk",
     "H": "Hole - dangerous, do not step",
@@ -162,7 +162,7 @@ def test_larger_sets_keep_the_world_rules(size):
 
 @pytest.mark.parametrize("size", LARGER)
 def test_change_counts_follow_the_scaling_rule(size):
-    """README, Larger worlds: L1 flips round(5k)..round(7k) distinct cells; L2
+    """docs/dataset.md, Larger worlds: L1 flips round(5k)..round(7k) distinct cells; L2
     ends in 7k..11k stale cells, L3 in 5k..14k; an L3 event flips the floor or
     the ceiling of 2k * 8 / T cells (T: trigger steps 5, 10, ... below budget - 5)."""
     n = side(size)

@@ -1,6 +1,6 @@
 """The Memory Trust Gap view: what trusting stale memory costs each model, how
 that moves with how memory is written and framed, and how it grows with the
-model's capability (README, "Factors").
+model's capability (docs/memory.md, "Factors").
 
 The **stale-memory tax** of a cell (model, configuration without the memory
 factors, modality, regime with changes) at one factor level is the death

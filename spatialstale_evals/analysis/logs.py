@@ -69,7 +69,7 @@ ARM_ARGS = ("filter_mode",)
 EFFECTIVE_ARGS = ("view_radius",)
 #: What a log of an earlier task version ran with but could not record, by
 #: (family, version): every navigator prompt before 3-A carried the line that
-#: ``memory_framing=warn`` now sends (README, Changelog 3-A).
+#: ``memory_framing=warn`` now sends (CHANGELOG.md, 3-A).
 IMPLIED_ARGS: dict[tuple[str, str], dict[str, Any]] = {
     ("navigate", version): {"memory_framing": "warn"} for version in ("1-A", "2-A")
 }
@@ -151,7 +151,7 @@ def model_label(model: str, model_args: dict[str, Any] | None) -> str:
 def config_label(family: str, task_args: dict[str, Any], roles: dict[str, str], version: str | None = None) -> str:
     """Non-default task arguments and model roles, and the task version when its
     number is not the current one's (its scores may be defined differently: see
-    the README's Changelog): '' for the paper's protocol at the current version."""
+    CHANGELOG.md): '' for the paper's protocol at the current version."""
     comparable = version is None or comparability(version) == comparability(TASK_VERSION)
     parts = [] if comparable else [f"task version {version}"]
     defaults = DEFAULT_ARGS[family]

@@ -51,7 +51,7 @@ NOTES = {
         "The Memory Trust Gap's headline quantity in SpatialSTALE's terms: how many more episodes end in a "
         "hole when the agent is shown every entry as written (no_filter) than when it is shown none (no_memory), "
         "on the same seeds. 'memory factors' are the levels of memory_style, memory_framing, memory_position and "
-        "distractors (README, Factors); no_memory runs each framing level with the other factors at their "
+        "distractors (docs/memory.md, Factors); no_memory runs each framing level with the other factors at their "
         "defaults (it has no memory section). p: two-sided paired Wilcoxon signed-rank test on the exact "
         "per-seed death rates (as in the Wilcoxon table); p (Holm): adjusted over the factor levels of one "
         "(model, config, modality, regime) cell. With --model-info the table adds the capability column and "

@@ -1,5 +1,5 @@
 """What memory is worth and what it costs: the Memory Trust Gap's two suites
-in SpatialSTALE's terms (README, "Memory that matters").
+in SpatialSTALE's terms (docs/memory.md, "Memory that matters").
 
 - **Benefit**: on a clean regime (nothing ever changes, every entry true: L0)
   memory can only help; it does when the agent cannot see everything

@@ -15,7 +15,7 @@ harness does with a slow provider (how busy it keeps its connections) is then
 measurable without one (``benchmarks/latency.py``). The answers and the counted
 tokens do not change.
 
-Token usage is counted the same way for every policy (and is what the README's
+Token usage is counted the same way for every policy (and is what the docs'
 token tables report for scripted runs): ``harness/tokens.py`` over every
 message and tool definition sent; output tokens likewise over the reply text
 and tool-call arguments.

@@ -30,7 +30,7 @@ class InstanceSet:
     Samples carry only the instance id, not the instance: Inspect deep-copies,
     walks and re-serialises sample metadata several times per sample, and the
     instance (9 KB on 8x8) made that the largest part of the harness's own
-    cost (README, Performance). Inspect logs a solver argument like this one
+    cost (docs/performance.md). Inspect logs a solver argument like this one
     by its ``name``. The instance itself is logged once per sample, in the
     sample's store (``INSTANCE_KEY``), when the solver stops.
     """

@@ -24,7 +24,7 @@ name:
 - ``paper``: whether the paper ran it (the run matrix's default set).
 
 Adding a strategy is one class here with ``@register_strategy`` and its name in
-``StrategyName`` (and its row in the README's strategy table).
+``StrategyName`` (and its row in the strategy table of docs/tasks.md).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 (SPEC section 2) and our clean-memory L0 (SPEC 8.2: nothing changes).
 
 The paper's prose leaves several readings open; the one implemented here is the
-one that reproduces its Table 1 (see the README, "How the change rules were
+one that reproduces its Table 1 (see docs/dataset.md, "How the change rules were
 read"). In short:
 
 * every change is an effective F<->H flip of a distinct, uniformly chosen
@@ -23,7 +23,7 @@ The two bands are calibrations to the paper's 8x8 Table 1 (*our* rules).
 
 Larger grids (SPEC 8.9) scale every count with the area factor ``k = H*W/64``
 by one rule, ``change_scale``, so that each regime's mean stale ratio stays
-within 0.01 of the 8x8 set's (README, "Larger worlds"); at 8x8 every factor is 1 and
+within 0.01 of the 8x8 set's (docs/dataset.md, "Larger worlds"); at 8x8 every factor is 1 and
 the draws are exactly the paper-calibrated ones above, so the 8x8 files do
 not change:
 

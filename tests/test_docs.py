@@ -1,0 +1,200 @@
+"""The documentation's shape: the README is a short front page whose first code
+block is the two set-up commands, every relative link in the README, the
+Changelog and ``docs/`` resolves (to a file, and to a heading by GitHub's
+anchor rules), the tasks table names every task, and the documented
+``inspect view bundle`` command builds a viewer from a log folder.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import list_eval_logs
+
+import spatialstale_evals
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = [README, ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+#: The README's length limit (issue 17: the inspect_evals front page).
+MAX_README_LINES = 250
+#: The README's first code block, which CI and the developers run as it stands.
+SETUP_COMMANDS = [
+    'pip install -e ".[local]" && spatialstale quickstart',
+    'pip install -e ".[test,local]" && python -m pytest',
+]
+
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+INLINE_CODE = re.compile(r"(`+).+?\1")
+#: ``[text](target "title")`` and ``![alt](target)``; the target may be ``<...>``.
+INLINE_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*(<[^>]*>|[^)\s]+)(?:\s+\"[^\"]*\")?\s*\)")
+REFERENCE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
+HTML_LINK = re.compile(r"<(?:a|img)\b[^>]*?\b(?:href|src)=\"([^\"]+)\"", re.IGNORECASE)
+HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def prose_lines(text: str) -> list[tuple[int, str]]:
+    """``(line number, line)`` outside fenced code blocks, inline code removed."""
+    lines, fence = [], None
+    for number, line in enumerate(text.splitlines(), start=1):
+        opening = FENCE.match(line)
+        if fence is None and opening:
+            fence = opening.group(1)
+        elif fence is not None:
+            if line.strip().startswith(fence[0] * len(fence)) and not line.strip().strip(fence[0]):
+                fence = None
+        else:
+            lines.append((number, INLINE_CODE.sub("", line)))
+    return lines
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: the text as rendered (links as their text,
+    no markup), lower case, without punctuation but ``-`` and ``_``, spaces as ``-``."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+    text = re.sub(r"<[^>]+>", "", text)
+    text = re.sub(r"[^\w\- ]", "", text.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(text: str) -> set[str]:
+    """Every heading's anchor in a Markdown text, repeats numbered as GitHub does
+    (``x``, ``x-1``, ``x-2``), and explicit ``id``/``name`` anchors."""
+    found: set[str] = set()
+    seen: dict[str, int] = {}
+    fence = None
+    for line in text.splitlines():
+        opening = FENCE.match(line)
+        if fence is None and opening:
+            fence = opening.group(1)
+            continue
+        if fence is not None:
+            if line.strip().startswith(fence[0] * len(fence)) and not line.strip().strip(fence[0]):
+                fence = None
+            continue
+        heading = HEADING.match(line)
+        if heading:
+            base = slug(heading.group(2))
+            n = seen.get(base, 0)
+            seen[base] = n + 1
+            found.add(base if n == 0 else f"{base}-{n}")
+        found.update(re.findall(r"<a\s+(?:name|id)=\"([^\"]+)\"", line))
+    return found
+
+
+def links(text: str) -> list[tuple[int, str]]:
+    """``(line, target)`` of every Markdown link and image, reference definition
+    and HTML ``href``/``src`` outside code."""
+    found = []
+    for number, line in prose_lines(text):
+        for pattern in (INLINE_LINK, REFERENCE, HTML_LINK):
+            found += [(number, m.group(1).strip("<>")) for m in pattern.finditer(line)]
+    return found
+
+
+def broken_links(path: Path) -> list[str]:
+    """What does not resolve among ``path``'s relative links: a missing file, or
+    an anchor that no heading of the target Markdown file (or of ``path``) has."""
+    problems = []
+    for number, target in links(path.read_text(encoding="utf-8")):
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("//"):
+            continue  # http:, https:, mailto: ...: not a file of the repository
+        file_part, _, anchor = target.partition("#")
+        resolved = (path.parent / file_part).resolve() if file_part else path
+        where = f"{path.name}:{number}: {target}"
+        if not resolved.exists():
+            problems.append(f"{where} (no such file)")
+        elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved.read_text(encoding="utf-8")):
+            problems.append(f"{where} (no heading #{anchor} in {resolved.name})")
+    return problems
+
+
+def test_readme_is_a_short_front_page() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= MAX_README_LINES, f"README.md has {len(lines)} lines; move detail to docs/"
+
+
+def test_readme_starts_with_the_two_setup_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    first = re.search(r"^```\w*\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    assert first and first.group(1).splitlines() == SETUP_COMMANDS
+    assert text.index(first.group(0)) < text.index("\n## "), "before any section"
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_relative_links_resolve(path: Path) -> None:
+    assert not broken_links(path), "\n".join(broken_links(path))
+
+
+def test_link_check_finds_broken_links(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "page.md").write_text("# A page\n\n## The `detect` task\n\n## Notes\n\n## Notes\n", "utf-8")
+    (tmp_path / "plot.png").write_bytes(b"")
+    good = [
+        "[page](docs/page.md)",
+        "[task](docs/page.md#the-detect-task)",
+        "[second notes](docs/page.md#notes-1)",
+        "![plot](plot.png)",
+        "[here](#top-heading)",
+        "[web](https://example.org/missing.md)",
+        "`[in code](missing.md)`",
+    ]
+    bad = ["[gone](docs/missing.md)", "[anchor](docs/page.md#no-such-heading)", "![img](missing.png)", "[x](#nowhere)"]
+    readme = tmp_path / "README.md"
+    readme.write_text("# Top heading\n\n" + "\n".join(good) + "\n\n```\n[fenced](missing.md)\n```\n", "utf-8")
+    assert broken_links(readme) == []
+    readme.write_text("# Top heading\n\n" + "\n".join(good + bad) + "\n", "utf-8")
+    problems = broken_links(readme)
+    assert [p.split(": ", 1)[1].split(" (")[0] for p in problems] == [b[b.index("(") + 1 : -1] for b in bad]
+
+
+def test_slugs_follow_github() -> None:
+    assert slug("The paper's matrix and the report") == "the-papers-matrix-and-the-report"
+    assert slug("Larger worlds: 16x16 and 32x32") == "larger-worlds-16x16-and-32x32"
+    assert slug("`stale` on the fixture (scripted judge)") == "stale-on-the-fixture-scripted-judge"
+    assert slug("[3-C] - 2026-12-01") == "3-c---2026-12-01"
+    assert slug("A [link](x.md) in_it") == "a-link-in_it"
+
+
+def test_tasks_table_names_every_task() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = re.search(r"^## The tasks\n(.*?)(?=^## )", text, re.MULTILINE | re.DOTALL)
+    assert section, "README.md has a '## The tasks' section"
+    rows = re.findall(r"^\| `(\w+)` \|", section.group(1), re.MULTILINE)
+    assert rows == list(spatialstale_evals.TASKS)
+
+
+# -- inspect view bundle ----------------------------------------------------------
+
+BUNDLE_DOC = ROOT / "docs" / "matrix-and-report.md"
+
+
+def test_view_bundle_builds_from_a_log_folder(tmp_path: Path) -> None:
+    """The documented ``inspect view bundle`` command on a log folder of a tiny
+    scripted eval: a static viewer (its ``index.html``) with the logs in it."""
+    documented = BUNDLE_DOC.read_text(encoding="utf-8")
+    assert re.search(r"^inspect view bundle --log-dir \S+ --output-dir \S+", documented, re.M), BUNDLE_DOC.name
+    logs_dir, out = tmp_path / "logs", tmp_path / "viewer"
+    [log] = inspect_eval(
+        spatialstale_evals.detect(), model="spatialstale/observer", limit=2, log_dir=str(logs_dir), display="none"
+    )
+    assert log.status == "success"
+    result = subprocess.run(
+        [sys.executable, "-m", "inspect_ai", "view", "bundle", "--log-dir", str(logs_dir), "--output-dir", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "<html" in index.lower() and "assets/" in index, "the viewer's page and its scripts"
+    assert (out / "assets").is_dir() and any((out / "assets").glob("*.js"))
+    names = sorted(Path(info.name).name for info in list_eval_logs(str(logs_dir)))
+    assert sorted(p.name for p in (out / "logs").glob("*.eval")) == names
+    assert all(name in (out / "logs" / "listing.json").read_text(encoding="utf-8") for name in names)

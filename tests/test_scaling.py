@@ -1,0 +1,95 @@
+"""The recipe of ``docs/scaling.md`` for running the matrix on several machines:
+split it by task into ``spatialstale matrix`` processes that run at the same
+time, each writing its logs into one tree (its own subfolder, or one shared
+folder), then ``spatialstale report`` on the tree.
+
+The processes here are real, concurrent ``spatialstale matrix`` commands with
+the scripted ``memory`` agent (instant). The report must count exactly the
+samples the logs hold, each once: the expected counts are read from the log
+files with Inspect's own reader, apart from the report's code, and checked
+against what the split asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
+
+from spatialstale_evals.analysis.report import build_report
+
+SEEDS, EPOCHS = 2, 2
+#: The two halves of one matrix (L1 only, to keep it short): the detection side
+#: and the navigation side, as two machines would run them.
+HALVES = {
+    "detect": ["--tasks", "detect", "--modalities", "text"],
+    "navigate": ["--tasks", "navigate", "--strategies", "no_filter", "omcd", "--epochs", str(EPOCHS)],
+}
+
+
+def run_halves(root: Path, layout: str) -> dict[str, Path]:
+    """Start both halves at once (``subfolders``: ``root/<half>``; ``shared``:
+    ``root`` itself) and wait for them; returns each half's log folder."""
+    folders = {name: root / name if layout == "subfolders" else root for name in HALVES}
+    procs = {
+        name: subprocess.Popen(
+            [sys.executable, "-m", "spatialstale_evals.cli", "matrix", "--model", "spatialstale/memory"]
+            + ["--seeds", str(SEEDS), "--regimes", "L1", "--log-dir", str(folders[name]), "--display", "none"]
+            + HALVES[name],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for name in HALVES
+    }
+    for name, proc in procs.items():
+        out, _ = proc.communicate(timeout=300)
+        assert proc.returncode == 0, f"{name} half failed:\n{out}"
+        assert "matrix complete" in out
+    return folders
+
+
+def samples_in_logs(root: Path) -> Counter[tuple[str, str, str, int]]:
+    """(task, strategy, sample id, epoch) of every sample in every log under
+    ``root``, read with Inspect's reader."""
+    found: Counter[tuple[str, str, str, int]] = Counter()
+    for info in list_eval_logs(str(root), recursive=True):
+        log = read_eval_log(info.name)
+        assert log.status == "success"
+        task = log.eval.task.rsplit("/", 1)[-1]
+        strategy = str((log.eval.task_args or {}).get("strategy", ""))
+        for sample in log.samples or []:
+            found[(task, strategy, str(sample.id), sample.epoch)] += 1
+    return found
+
+
+@pytest.mark.parametrize("layout", ["subfolders", "shared"])
+def test_split_matrix_merges_in_one_report(tmp_path: Path, layout: str) -> None:
+    root = tmp_path / "logs"
+    folders = run_halves(root, layout)
+
+    found = samples_in_logs(root)
+    ids = [f"L1-{i:03d}" for i in range(SEEDS)]
+    expected = Counter({("detect", "", i, 1): 1 for i in ids})
+    epochs = range(1, EPOCHS + 1)
+    expected.update({("navigate", s, i, e): 1 for s in ("no_filter", "omcd") for i in ids for e in epochs})
+    assert found == expected, "each half ran exactly its tasks, once"
+
+    report = build_report(root, tmp_path / "report")
+    detect, navigate = report.logset.detect, report.logset.navigate
+    assert len(detect) == SEEDS and len(navigate) == 2 * SEEDS * EPOCHS, "both halves, nothing doubled"
+    assert not navigate.duplicated(["strategy", "instance_id", "epoch"]).any()
+    assert sorted(detect["instance_id"]) == ids
+    assert set(navigate["strategy"]) == {"no_filter", "omcd"}
+    assert len(report.logset.evals) == 3 and not report.logset.skipped
+
+    # eval_set's own manifest: per subfolder it lists that half's tasks; in one
+    # shared folder the last half to write it wins (docs/scaling.md says so).
+    manifests = {Path(folder, "eval-set.json") for folder in folders.values()}
+    listed = sum(len(json.loads(m.read_text(encoding="utf-8"))["tasks"]) for m in manifests)
+    assert listed == 3 if layout == "subfolders" else listed in (1, 2)
