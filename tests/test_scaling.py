@@ -93,3 +93,20 @@ def test_split_matrix_merges_in_one_report(tmp_path: Path, layout: str) -> None:
     manifests = {Path(folder, "eval-set.json") for folder in folders.values()}
     listed = sum(len(json.loads(m.read_text(encoding="utf-8"))["tasks"]) for m in manifests)
     assert listed == 3 if layout == "subfolders" else listed in (1, 2)
+
+
+def test_matrix_and_report_take_a_remote_log_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log folder given as a URL (``s3://...`` on a real cluster) stays a URL:
+    Inspect writes and reads it through fsspec. ``memory://`` is fsspec's
+    in-process filesystem, so the matrix runs in this process."""
+    from spatialstale_evals.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    url = "memory://spatialstale-test/logs"
+    argv = ["matrix", "--model", "spatialstale/memory", "--log-dir", url, "--display", "none"]
+    assert main(argv + ["--seeds", str(SEEDS), "--regimes", "L1"] + HALVES["detect"]) == 0
+    assert list(tmp_path.iterdir()) == [], "nothing written to a local folder named like the URL"
+    assert [Path(info.name).name.endswith(".eval") for info in list_eval_logs(url, recursive=True)] == [True]
+
+    report = build_report(url, tmp_path / "report")
+    assert sorted(report.logset.detect["instance_id"]) == [f"L1-{i:03d}" for i in range(SEEDS)]

@@ -49,7 +49,7 @@ def add_subcommands(subparsers: Any) -> None:
         help="tables, paired tests and plots from a folder of detect/navigate/probe logs",
         description="Read every spatialstale log under LOG_DIR and write OUT/REPORT.md plus PNG plots.",
     )
-    rp.add_argument("log_dir", type=Path, metavar="LOG_DIR")
+    rp.add_argument("log_dir", type=str, metavar="LOG_DIR")
     rp.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder for REPORT.md and the plots")
     rp.add_argument("--alpha", type=float, default=ALPHA, help=f"significance level of the paired tests ({ALPHA})")
     rp.add_argument(

@@ -168,10 +168,16 @@ def config_label(family: str, task_args: dict[str, Any], roles: dict[str, str], 
     return ", ".join(parts)
 
 
+def is_url(log_dir: str | Path) -> bool:
+    """Whether ``log_dir`` names a remote folder (``s3://bucket/logs``): Inspect
+    reads those through fsspec, and ``pathlib.Path`` would fold ``//`` to ``/``."""
+    return "://" in str(log_dir)
+
+
 def scan(log_dir: str | Path) -> tuple[list[EvalLog], list[tuple[str, str]]]:
     """Headers of the suite's logs under ``log_dir`` and the files skipped (with a
     warning each)."""
-    if not Path(log_dir).exists():
+    if not is_url(log_dir) and not Path(log_dir).exists():
         raise FileNotFoundError(f"log folder {log_dir} does not exist")
     headers, skipped = [], []
     for info in list_eval_logs(str(log_dir), recursive=True):

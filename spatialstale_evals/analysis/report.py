@@ -130,7 +130,11 @@ def compute_tables(
 
 
 def render_markdown(
-    report_tables: dict[str, pd.DataFrame], logset: logs_mod.LogSet, log_dir: Path, alpha: float, plot_files: list[Path]
+    report_tables: dict[str, pd.DataFrame],
+    logset: logs_mod.LogSet,
+    log_dir: str | Path,
+    alpha: float,
+    plot_files: list[Path],
 ) -> tuple[str, dict[str, str]]:
     rendered = {}
     for name, df in report_tables.items():
@@ -182,7 +186,7 @@ def build_report(
     the tables. ``model_info``: a CSV of a capability per model
     (``analysis.gap.read_model_info``) for the trust-gap view."""
     began = time.perf_counter()
-    log_dir, out_dir = Path(log_dir), Path(out_dir)
+    out_dir = Path(out_dir)
     info = gap.read_model_info(model_info) if model_info is not None else None
     logset = logs_mod.load(log_dir)
     report_tables = compute_tables(logset, alpha, info)

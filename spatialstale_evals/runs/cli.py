@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -137,7 +136,7 @@ def add_matrix_subcommand(subparsers: Any) -> None:
         allow_abbrev=False,
     )
     mp.add_argument("--model", action="append", required=True, metavar="M", help="repeat or comma-separate")
-    mp.add_argument("--log-dir", type=Path, required=True, metavar="DIR")
+    mp.add_argument("--log-dir", type=str, required=True, metavar="DIR")
     mp.add_argument("--dry-run", action="store_true", help="print tasks, samples, calls and token estimates")
     mp.add_argument("--seeds", type=int, default=None, metavar="N", help="first N instances of each regime")
     mp.add_argument("--epochs", type=int, default=spec.epochs, metavar="E", help=f"episodes per seed ({spec.epochs})")
