@@ -25,7 +25,7 @@ from spatialstale_evals.harness.params import (
     reject_unknown,
 )
 from spatialstale_evals.harness.samples import InstanceSet
-from spatialstale_evals.metadata import task_version
+from spatialstale_evals.metadata import task_name, task_version
 from spatialstale_evals.world.dataset import SIZES, Size
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
@@ -112,6 +112,7 @@ def detect(
         solver=audit_windows(instances, settings),
         scorer=detection_scorer(),
         metrics=[*DETECTION_METRICS, *EDIT_METRICS] if FORMATS[output].edits else None,
+        name=task_name("detect"),
         version=TASK_VERSION,
         metadata={"task_family": "detect", "regime": regime, **params, **factors, **options},
     )

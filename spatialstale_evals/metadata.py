@@ -13,6 +13,8 @@ from typing import Any
 import yaml
 
 EVAL_YAML = "eval.yaml"
+#: The namespace of the suite's task names: the package, as Inspect's registry names them.
+NAMESPACE = __name__.split(".")[0]
 
 
 @lru_cache(maxsize=1)
@@ -34,3 +36,18 @@ def comparability(version: str) -> str:
     ``3-B``): the number changes when results stop being comparable, the
     letter when only the interface changes (a new task, a new parameter)."""
     return str(version).split("-", 1)[0]
+
+
+def task_name(family: str) -> str:
+    """The name every run of task ``family`` logs (``spatialstale_evals/navigate``).
+
+    Inspect names a task after its registry entry, which has the package's
+    namespace when the task comes from the installed package (``eval(navigate())``,
+    ``inspect eval spatialstale_evals/navigate``, the quickstart, ``spatialstale
+    matrix``) and none when it is loaded from its file (``inspect eval
+    spatialstale_evals/navigate.py``, the README's commands): one task under two
+    names, which ``inspect view`` lists apart. The tasks pass this name to
+    ``Task`` so every run logs the registry's. Logs written before 3-D may carry
+    either; readers take the part after the last ``/`` (``analysis.logs.suite_family``).
+    """
+    return f"{NAMESPACE}/{family}"

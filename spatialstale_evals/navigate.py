@@ -36,7 +36,7 @@ from spatialstale_evals.harness.params import (
 )
 from spatialstale_evals.harness.samples import InstanceSet
 from spatialstale_evals.harness.strategies import STRATEGIES, StrategyName
-from spatialstale_evals.metadata import task_version
+from spatialstale_evals.metadata import task_name, task_version
 from spatialstale_evals.world.dataset import SIZES, Size
 from spatialstale_evals.world.observation import covers_grid
 from spatialstale_evals.world.regimes import RegimeName
@@ -221,6 +221,7 @@ def navigate(
         solver=navigation_loop(instances, settings),
         scorer=navigation_scorer(),
         epochs=epochs,
+        name=task_name("navigate"),
         version=TASK_VERSION,
         metadata={"task_family": "navigate", "regime": regime, **params, **factors, **options},
     )

@@ -32,7 +32,7 @@ from spatialstale_evals.harness.probing import (
     probe_targets,
 )
 from spatialstale_evals.harness.samples import InstanceSet
-from spatialstale_evals.metadata import task_version
+from spatialstale_evals.metadata import task_name, task_version
 from spatialstale_evals.world.dataset import SIZES, Size
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
@@ -122,6 +122,7 @@ def probe(
         dataset=instances.samples("probe", params | render_args | options, listed | {"dimensions": ",".join(asked)}),
         solver=probe_targets(instances, settings),
         scorer=probe_scorer(),
+        name=task_name("probe"),
         version=TASK_VERSION,
         metadata={
             "task_family": "probe",

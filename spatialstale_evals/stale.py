@@ -39,7 +39,7 @@ from spatialstale_evals.harness.stale_corpus import (
     record_sample,
 )
 from spatialstale_evals.harness.stale_scoring import stale_judge, stale_metrics
-from spatialstale_evals.metadata import task_version
+from spatialstale_evals.metadata import task_name, task_version
 
 TASK_VERSION = task_version()
 logger = logging.getLogger(__name__)
@@ -145,6 +145,7 @@ def stale(
         solver=stale_probes(StaleSettings(asked, conversation)),
         scorer=stale_judge(structured_output),
         metrics=stale_metrics(asked, asked_types),
+        name=task_name("stale"),
         version=TASK_VERSION,
         metadata={
             "task_family": "stale",

@@ -12,6 +12,19 @@ file works on both sides of the change.
 
 Images are hashed by their decoded pixels, not their PNG bytes (which depend
 on the zlib build Pillow uses), so the fixture is the same on any machine.
+
+Issue 17 (prompts 2.2) sends each run of adjacent text parts of a user message
+that holds an image as one part, joined by a newline. Call and message hashes
+are taken over content so merged (``_merge_text``), which changes no hash of a
+run without such runs of parts (text content is one string; detect's image
+prompts and ``no_memory``'s have none). The image ``navigate`` runs had them
+(the memory notes before the caption): their ``calls`` and ``messages`` were
+recomputed with this module on c835f58, the commit before the change (which
+sends the d6774fd prompts, as this test showed); every other field and run is
+as captured on d6774fd. Token counts are unchanged: the scripted provider
+counts ceil(characters / 4) per part, and the paper palette's caption is 247
+characters (3 mod 4), so one part of notes, newline and caption counts what
+the two parts did (another caption length could move a call's count by one).
 """
 
 from __future__ import annotations
@@ -67,7 +80,15 @@ ADDED_COUNTS = ("distractors", "distractors_flagged")
 #: judgement judged; issue 13: the distractor counts) and episode records
 #: (issue 16: how the view showed a death's entry); left out of the
 #: score-metadata hash.
-ADDED_SCORE_METADATA = ("judged", *ADDED_COUNTS, "death_note")
+ADDED_SCORE_METADATA = ("judged", *ADDED_COUNTS, "death_note", "map")  # issue 17: the trajectory map
+#: Issue 17: the score explanation gained the trajectory map after its first
+#: paragraph (navigate); the fingerprint keeps the first paragraph.
+EXPLANATION_PARAGRAPHS = 1
+#: Issue 17: detect's sample messages are the audit conversation instead of
+#: the placeholder input: their hash is not compared; instead the fingerprint
+#: says whether they are the model calls' own prompts and replies in order.
+CHANGED_MESSAGES = ("detect",)
+
 #: Arguments every fingerprinted navigate run gets where the task has them:
 #: issue 13 moved the navigator's "memory may be out of date" line out of the
 #: default prompt (the paper has none) into ``memory_framing="warn"``, which
@@ -105,12 +126,35 @@ def _pixels(uri: str) -> str:
     return f"image:{img.mode}:{img.size}:{hashlib.sha256(img.tobytes()).hexdigest()}"
 
 
+def merged_parts(family: str, args: dict[str, Any]) -> bool:
+    """Whether a run's prompts had adjacent text parts before 2.2 (the image
+    navigator's notes and caption; ``no_memory`` has no notes)."""
+    return family == "navigate" and args.get("modality") == "image" and args.get("strategy") != "no_memory"
+
+
+def _merge_text(parts: list[Any]) -> list[Any]:
+    """A message's content parts with each run of adjacent text parts as one,
+    joined by a newline (what prompts 2.2 send)."""
+    merged: list[Any] = []
+    for part in parts:
+        if part.get("type") == "text" and merged and merged[-1].get("type") == "text":
+            merged[-1] = {**merged[-1], "text": merged[-1]["text"] + "\n" + part["text"]}
+        else:
+            merged.append(part)
+    return merged
+
+
+def _is_content(value: list[Any]) -> bool:
+    return bool(value) and all(isinstance(v, dict) and v.get("type") in ("text", "image") for v in value)
+
+
 def _normalise(value: Any) -> Any:
-    """JSON with image data URIs replaced by a hash of their pixels."""
+    """JSON with image data URIs replaced by a hash of their pixels, and
+    content lists with adjacent text parts merged (``_merge_text``)."""
     if isinstance(value, dict):
         return {k: _normalise(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_normalise(v) for v in value]
+        return [_normalise(v) for v in (_merge_text(value) if _is_content(value) else value)]
     if isinstance(value, str) and value.startswith("data:image/"):
         return _pixels(value)
     return value
@@ -134,9 +178,12 @@ def fingerprint(log: Any) -> dict[str, Any]:
     from inspect_ai.log import resolve_sample_attachments
 
     out: dict[str, Any] = {}
-    added = ADDED_METADATA + ADDED_TASK_METADATA.get(log.eval.task.split("/")[-1], ())
+    family = log.eval.task.split("/")[-1]
+    added = ADDED_METADATA + ADDED_TASK_METADATA.get(family, ())
+    dropped = CHANGED_KEYS + ADDED_SCORE_METADATA
     for sample in log.samples or []:
         s = resolve_sample_attachments(sample, "full")
+        events = [e for e in s.events if e.event == "model"]
         calls = [
             digest(
                 {
@@ -144,21 +191,32 @@ def fingerprint(log: Any) -> dict[str, Any]:
                     "tools": [t.model_dump(mode="json") for t in e.tools],
                 }
             )
-            for e in s.events
-            if e.event == "model"
+            for e in events
         ]
         (score,) = (s.scores or {}).values()
         out[f"{s.id}/{s.epoch}"] = {
             "calls": calls,
             "messages": digest([m.model_dump(mode="json", exclude={"id"}) for m in s.messages]),
+            "messages_are_calls": _dumps(s.messages) == _dumps(_conversation(events)),
             "metadata": digest(_drop(s.metadata, added)),
             "value": score.value,
             "answer": score.answer,
-            "explanation": score.explanation,
-            "score_metadata": digest(_drop(score.metadata, CHANGED_KEYS + ADDED_SCORE_METADATA)),
+            "explanation": "\n\n".join((score.explanation or "").split("\n\n")[:EXPLANATION_PARAGRAPHS]),
+            "score_metadata": digest(_drop(score.metadata, dropped)),
             "flagged": [w["flagged"] for w in (score.metadata or {}).get("windows", [])],
         }
     return out
+
+
+def _conversation(events: list[Any]) -> list[Any]:
+    """The first call's system message, then each call's last input message and its reply."""
+    if not events:
+        return []
+    return [events[0].input[0], *(m for e in events for m in (e.input[-1], e.output.message))]
+
+
+def _dumps(messages: list[Any]) -> list[Any]:
+    return [m.model_dump(mode="json", exclude={"id"}) for m in messages]
 
 
 def _supported(task: Any, args: dict[str, Any]) -> dict[str, Any]:

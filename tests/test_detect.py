@@ -725,7 +725,8 @@ print("RESULT " + json.dumps(out))
 
 def test_registry_entry_point_and_task_file(tmp_path):
     """``spatialstale_evals/detect`` resolves through the installed entry point,
-    and ``spatialstale_evals/detect.py`` as a task file. Run in a fresh
+    and ``spatialstale_evals/detect.py`` as a task file, and both log the one
+    name ``spatialstale_evals/detect`` (``metadata.task_name``). Run in a fresh
     interpreter outside the checkout, as a user would (inside the checkout
     the cwd's ``*.egg-info`` hides the editable install from Inspect's
     package-name lookup)."""
@@ -746,7 +747,7 @@ def test_registry_entry_point_and_task_file(tmp_path):
     assert ids == ["L1-000", "L1-001"]
     assert f1 == 1.0  # the observer policy audits perfectly
     status, name, ids, f1 = result["file"]
-    assert status == "success" and name.endswith("detect")
+    assert status == "success" and name == "spatialstale_evals/detect"  # one name however it is started (3-D)
     assert ids == ["L2-000"] and f1 == 1.0
 
 

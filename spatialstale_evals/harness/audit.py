@@ -5,6 +5,7 @@ and the audit inside navigation are the same measurement."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -16,9 +17,10 @@ from inspect_ai.model import (
     Model,
     ModelOutput,
 )
-from inspect_ai.util import JSONSchema
+from inspect_ai.util import JSONSchema, span
 
 from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.counts import f1_from_counts
 from spatialstale_evals.harness.observe import Observation, observation_parts, user_message
 from spatialstale_evals.harness.params import NotApplicable, check_choice, check_unit_interval, defaults
 from spatialstale_evals.harness.parsing import Judgement, parse_audit_reply
@@ -151,33 +153,73 @@ async def audit_entries(
     threshold: float | None = None,
     label: str = "audit",
     structured: bool = False,
+    conversation: list[ChatMessage] | None = None,
 ) -> AuditResult:
     """Audit ``entries`` against the current ``grid`` in batches of ``batch_size``.
 
     Each batch is one model call holding the observation and the batch's
     entries (and, when ``structured``, the output format's schema); replies
     are parsed leniently and every failure is counted. Entries without a
-    usable verdict are not flagged.
+    usable verdict are not flagged. Each call is followed in the transcript
+    by one line of what was read from its reply (``batch_line``). With
+    ``conversation`` (the detect task's sample messages), the system message
+    (once) and each batch's prompt and reply are appended to it as they are
+    made, so an Inspect limit that stops the audit leaves the calls made.
     """
     result = AuditResult()
     config = response_config(f"audit_{output}", SCHEMAS[output], structured)
-    for index, batch in enumerate(batches(entries, batch_size)):
+    todo = batches(entries, batch_size)
+    for index, batch in enumerate(todo):
         messages = audit_messages(grid, agent, batch, modality, output)
         reply = await model.generate(messages, config=config)
+        if conversation is not None:
+            if not conversation:
+                conversation.append(messages[0])  # the system message, the same in every batch
+            conversation.extend([messages[-1], reply.message])
         ids = [e.id for e in batch]
         parsed = parse_audit_reply(reply.completion, ids, output, threshold, refused=_refused(reply))
         result.judgements.update(parsed.judgements)
         result.add_counts(parsed.counts())
         result.calls += 1
         result.tokens += reply.usage.total_tokens if reply.usage else 0
-        transcript().info(
-            {
-                "batch": index,
-                "entries": ids,
-                "flagged": sorted(j.memory_id for j in parsed.judgements.values() if j.is_stale),
-                "judgements": [j.to_json() for j in parsed.judgements.values()],
-                **parsed.counts(),
-            },
-            source=label,
-        )
+        flagged = sorted(j.memory_id for j in parsed.judgements.values() if j.is_stale)
+        transcript().info(batch_line(index, len(todo), ids, flagged, parsed.counts()), source=label)
     return result
+
+
+def _ids(ids: Sequence[str]) -> str:
+    return ", ".join(ids) if ids else "none"
+
+
+def batch_line(index: int, total: int, ids: Sequence[str], flagged: Sequence[str], counts: dict[str, int]) -> str:
+    """One batch's transcript line: its entries, what its reply flagged, and
+    every parse problem counted (``parsing.ParsedAudit.counts``)."""
+    which = f"{ids[0]} .. {ids[-1]}" if len(ids) > 1 else _ids(ids)
+    problems = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items() if v and k != "parse_failures")
+    return f"batch {index + 1}/{total} ({len(ids)} entries, {which}): flagged {_ids(flagged)}" + (
+        f"; {problems}" if problems else ""
+    )
+
+
+def audit_span(label: str) -> AbstractAsyncContextManager[None]:
+    """The span one audit's model calls and lines sit in. ``inspect view``
+    draws a span of type ``agent`` as a sub-agent named ``label`` with its
+    own model calls; the auditor's calls outside one are folded away as
+    "utility agents" of the navigator's loop (their system message differs)."""
+    return span(label, type="agent")
+
+
+def audit_summary(judged: int, calls: int, counts: dict[str, int], listed: str, ids: Sequence[str]) -> str:
+    """The line that follows an audit's span (its ``source`` the audit's
+    label): how much it judged and at what cost, the entries it ``listed``
+    (``flagged`` in detect; ``removed`` from the navigator's view, the
+    episode record's word), its F1 against the truth (``counts``: its
+    confusion counts, ``counts.confusion``) and the entries left without a
+    usable verdict, when counted."""
+    tp, fp, fn = counts["tp"], counts["fp"], counts["fn"]
+    failures = counts.get("parse_failures")
+    return (
+        f"{judged} entries judged in {calls} call(s); {listed} {len(ids)}: {_ids(ids)}; "
+        f"F1 {f1_from_counts(tp, fp, fn):.3f} vs truth (tp {tp}, fp {fp}, fn {fn}, tn {counts['tn']})"
+        + (f"; {failures} without a usable verdict" if failures is not None else "")
+    )

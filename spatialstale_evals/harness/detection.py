@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from inspect_ai.model import Model, get_model
+from inspect_ai.log import transcript
+from inspect_ai.model import ChatMessage, Model, get_model
 from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from spatialstale_evals.harness.audit import FORMATS, audit_entries
+from spatialstale_evals.harness.audit import FORMATS, audit_entries, audit_span, audit_summary
 from spatialstale_evals.harness.counts import PARSE_KEYS, confusion, detection_value, edit_counts
 from spatialstale_evals.harness.memory_text import MemoryStyle, written
 from spatialstale_evals.harness.metrics import DETECTION_METRICS
@@ -39,26 +40,38 @@ class DetectionSettings(Observed):
     render: RenderStyle
 
 
-async def audit_window(model: Model, instance: Instance, window: Window, settings: DetectionSettings) -> dict[str, Any]:
+async def audit_window(
+    model: Model,
+    instance: Instance,
+    window: Window,
+    settings: DetectionSettings,
+    conversation: list[ChatMessage] | None = None,
+) -> dict[str, Any]:
     """One window's verdicts and counts against its truth (``instance`` as
     this run writes its store: its window labels cover the distractor notes),
-    and the counts of its proposed corrections when the output has them."""
-    result = await audit_entries(
-        model,
-        window.grid,
-        (0, 0),
-        instance.memory,
-        modality=settings.observation,
-        batch_size=settings.batch_size,
-        output=settings.output,
-        threshold=settings.threshold,
-        label=f"audit step {window.step}",
-        structured=settings.structured_output,
-    )
+    and the counts of its proposed corrections when the output has them. The
+    audit is one span in the transcript, followed by its summary line; its
+    prompts and replies are appended to ``conversation``."""
+    label = f"audit step {window.step}"
+    async with audit_span(label):
+        result = await audit_entries(
+            model,
+            window.grid,
+            (0, 0),
+            instance.memory,
+            modality=settings.observation,
+            batch_size=settings.batch_size,
+            output=settings.output,
+            threshold=settings.threshold,
+            label=label,
+            structured=settings.structured_output,
+            conversation=conversation,
+        )
     edits = FORMATS[settings.output].edits
-    return {
+    flagged = sorted(result.flagged)
+    record = {
         "step": window.step,
-        "flagged": sorted(result.flagged),
+        "flagged": flagged,
         "judgements": [j.to_json() for j in result.judgements.values()],
         **confusion(instance.memory, result.flagged, window.labels, instance.g0),
         **(edit_counts(instance.memory, result.flagged, result.corrections, window.labels) if edits else {}),
@@ -66,21 +79,28 @@ async def audit_window(model: Model, instance: Instance, window: Window, setting
         "calls": result.calls,
         **{k: result.counts.get(k, 0) for k in PARSE_KEYS},
     }
+    summary = audit_summary(len(instance.memory), result.calls, record, "flagged", flagged)
+    transcript().info(summary, source=label)
+    return record
 
 
 @solver
 def audit_windows(instances: InstanceSet, settings: DetectionSettings) -> Solver:
     """Run the shared audit on every detection window (one for L1/L2, one per
-    L3 event) and keep the verdicts for the scorer."""
+    L3 event) and keep the verdicts for the scorer. The sample's messages are
+    the audit's conversation: the system message, then each call's prompt and
+    reply, window after window (each call was sent alone, with the system
+    message: the Messages tab shows what the auditor saw and said)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         canonical = instances.begin(state)
         instance = written(canonical, settings.memory_style, settings.distractors)  # the store as this run writes it
         model = get_model()
         records: list[dict[str, Any]] = []
+        state.messages = []  # the audit conversation replaces the placeholder input (as navigate's does)
         try:
             for window in instance.windows:
-                records.append(await audit_window(model, instance, window, settings))
+                records.append(await audit_window(model, instance, window, settings, state.messages))
         finally:
             # Also when an Inspect limit (tokens, time, messages) stops the
             # audit: Inspect still scores the sample, on the windows finished.

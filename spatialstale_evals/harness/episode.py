@@ -10,7 +10,7 @@ from typing import Any
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.memory_view import Decision, Note
 from spatialstale_evals.world.env import DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
-from spatialstale_evals.world.grid import ACTIONS, Cell, Grid
+from spatialstale_evals.world.grid import ACTIONS, FROZEN, HOLE, Cell, Grid
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import MemoryEntry
 from spatialstale_evals.world.observation import in_view, visible_grid
@@ -191,6 +191,7 @@ def episode_record(episode: Episode, instance: Instance) -> dict[str, Any]:
         "tokens": {"navigator": episode.nav_tokens, "auditor": episode.audit_tokens},
         "audit_calls": episode.audit_calls,
         **({"resolutions": episode.resolutions} if episode.resolutions else {}),
+        "map": trajectory_map(instance.g0, episode.grid, episode.trajectory, episode.actions, outcome == DEATH),
     }
 
 
@@ -214,6 +215,8 @@ def score_value(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def score_explanation(record: dict[str, Any]) -> str:
+    """The outcome line, then the trajectory map as a code block (records
+    before 3-D have none)."""
     text = f"{record['outcome']} after {record['steps']} steps"
     if record["death_cell"]:
         text += (
@@ -221,4 +224,60 @@ def score_explanation(record: dict[str, Any]) -> str:
             f"{'stale' if record['death_on_stale'] else 'not stale'}"
             f"{', shown to the agent' if record['death_on_stale_shown'] else ''})"
         )
+    if record.get("map"):
+        text += f"\n\n```\n{record['map']}\n```\n\n{MAP_LEGEND}"
+    return text
+
+
+#: The arrow drawn on a cell the agent left by each move.
+ARROWS = dict(zip(ACTIONS, "^v<>"))
+#: How the map draws a cell the agent did not leave, by its type at the end;
+#: lower case where it is no longer what memory says (it changed since the
+#: snapshot: ``h`` thawed into a hole, ``f`` froze into ice).
+MAP_CELLS = {FROZEN: ".", HOLE: "H", "S": "S", "G": "G"}
+MAP_CHANGED = {HOLE: "h", FROZEN: "f"}
+MAP_LEGEND = (
+    "The lake at the end: S start, G goal, . ice, H hole, h a hole memory says is ice, f ice memory says is a hole; "
+    "^ v < > the agent's last move from a cell, @ where it ended, X where it died."
+)
+
+
+def trajectory_map(
+    g0: Grid, grid: Grid, trajectory: Sequence[Sequence[int]], actions: Sequence[str], died: bool
+) -> str:
+    """The episode drawn as text (``MAP_LEGEND``), one row per grid row, under
+    a line of column digits (the column mod 10): ``inspect view`` shows it in
+    the score explanation, where the trajectory is otherwise two nested arrays."""
+    cells = [
+        [MAP_CHANGED[kind] if kind != g0[r][c] else MAP_CELLS[kind] for c, kind in enumerate(row)]
+        for r, row in enumerate(grid)
+    ]
+    for (r, c), action in zip(trajectory, actions):
+        cells[r][c] = ARROWS[action]
+    end_r, end_c = trajectory[-1]
+    cells[end_r][end_c] = "X" if died else "@"
+    pad = len(str(len(grid) - 1))
+    header = " " * (pad + 1) + "".join(str(c % 10) for c in range(len(grid[0])))
+    rows = [f"{r:>{pad}} " + "".join(row) for r, row in enumerate(cells)]
+    return "\n".join([header, *rows])
+
+
+def step_line(step: int, start: Cell, direction: str, episode: Episode, fallback: str | None) -> str:
+    """One step as the transcript lists it, after the step's model call: where
+    the agent was, the move (and why it was a fallback), where it is now and
+    what that ended, the budget left, and the lake changes the step fired."""
+    end, outcome = episode.agent, episode.env.outcome
+    move = direction + (f" (fallback: {fallback})" if fallback is not None else "")
+    text = f"step {step}: ({start[0]},{start[1]}) {move} -> ({end[0]},{end[1]})"
+    if end == start:
+        text += " (bumped into the edge)"
+    text += f": {outcome}" if outcome else f", {episode.steps_left} steps left"
+    changes = [
+        f"({r},{c}) now {episode.grid[r][c]}" + (" (under the agent)" if event["under_agent"] else "")
+        for event in episode.last_fired
+        for r, c in event["cells"]
+    ]
+    if changes:
+        cut = any(event["cut_off"] for event in episode.last_fired)
+        text += "; the lake changed: " + ", ".join(changes) + ("; the goal is cut off" if cut else "")
     return text

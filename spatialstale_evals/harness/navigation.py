@@ -32,7 +32,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 
 from spatialstale_evals.harness import prompts
-from spatialstale_evals.harness.audit import FORMATS
+from spatialstale_evals.harness.audit import FORMATS, audit_span, audit_summary
 from spatialstale_evals.harness.counts import confusion, edit_counts, f1_from_counts
 from spatialstale_evals.harness.episode import (
     LIMIT,
@@ -42,6 +42,7 @@ from spatialstale_evals.harness.episode import (
     greedy_direction,
     score_explanation,
     score_value,
+    step_line,
 )
 from spatialstale_evals.harness.memory_text import MemoryFraming, MemoryPosition, MemoryStyle, system_prompt, written
 from spatialstale_evals.harness.memory_view import FilterMode
@@ -58,6 +59,9 @@ from spatialstale_evals.world.render import RenderStyle
 
 #: Store key of the episode record the scorer reads.
 EPISODE_RECORD_KEY = "episode"
+#: The ``source`` of the one transcript line per step (``episode.step_line``):
+#: one small event, so the harness's own cost per step stays low (README, Performance).
+STEP_SOURCE = "step"
 
 #: The public ``move(direction)`` tool, as offered to the model. The loop
 #: applies the first call itself (``Episode.step``) rather than through
@@ -182,9 +186,24 @@ class Navigation:
             ledger=episode.ledger,
             decisions=episode.decisions,
         )
+        label = self.policy.label(reason)
+        if self.policy.audit_batch_size(1, 1) is None or not request.due:  # no model call: no span of its own
+            record = await self.apply(request, moment)
+        else:
+            async with audit_span(label):  # the auditor's calls and what each reply said
+                record = await self.apply(request, moment)
+        if record is not None:  # after the span: the navigator's transcript shows what the audit did
+            summary = audit_summary(record["judged"], record["calls"], record, "removed", record["removed"])
+            transcript().info(summary, source=label)
+
+    async def apply(self, request: JudgeRequest, moment: Moment) -> dict[str, Any] | None:
+        """The policy's verdict on ``request``, merged into the episode's
+        decisions, the view rebuilt; every window's judgement, and every other
+        one that did something, recorded (the record, else None)."""
+        episode, instance = self.episode, self.instance
         verdict = await self.policy.judge(request)
         if verdict is None:
-            return
+            return None
         episode.judged.update((e.id, episode.epoch) for e in request.due)
         if verdict.resolutions:
             episode.resolutions.extend(verdict.resolutions)
@@ -198,7 +217,9 @@ class Navigation:
         )
         if moment != "view" or verdict.calls or changed:  # every window's judgement, and every one that did something
             edits = FORMATS[self.settings.output].edits
-            episode.audits.append(audit_record(episode, instance, reason, verdict, edits))
+            episode.audits.append(audit_record(episode, instance, request.reason, verdict, edits))
+            return episode.audits[-1]
+        return None
 
     async def decide(self) -> tuple[ChatMessageUser, ChatMessageAssistant]:
         """Show the navigator this step's prompt; its reply."""
@@ -247,7 +268,6 @@ class Navigation:
                 "tool_calls": [{"function": c.function, "arguments": c.arguments} for c in calls],
             }
         )
-        transcript().info({"fallback": problem, "direction": direction}, source="navigation")
         if calls:
             return [ChatMessageTool(content=result, tool_call_id=calls[0].id, function=calls[0].function)]
         return [ChatMessageUser(content=result)]
@@ -256,16 +276,20 @@ class Navigation:
         """One decision: what the agent sees (and the policy's judgement of what
         came into view), prompt, reply, move, and the policy's reaction to any
         event the move's step fired."""
-        self.episode.observe()
-        await self.judge("view", f"in view at step {self.episode.env.steps}")
+        episode = self.episode
+        episode.observe()
+        await self.judge("view", f"in view at step {episode.env.steps}")
         user, reply = await self.decide()
+        start, fallbacks = episode.agent, len(episode.fallbacks)
         turn = [user, reply, *self.act(reply)]
         messages.extend(turn)
         self.turns.append(turn)
-        if self.episode.last_fired:
-            transcript().info({"events": self.episode.last_fired}, source="world")
-            self.episode.epoch = self.episode.env.steps
-            await self.judge("event", f"event at step {self.episode.env.steps}")
+        fallback = episode.fallbacks[-1]["problem"] if len(episode.fallbacks) > fallbacks else None
+        step = episode.env.steps
+        transcript().info(step_line(step, start, episode.actions[-1], episode, fallback), source=STEP_SOURCE)
+        if episode.last_fired:
+            episode.epoch = step
+            await self.judge("event", f"event at step {step}")
 
 
 @dataclass(frozen=True)

@@ -213,7 +213,17 @@ def read_grid(prompt: Prompt) -> Grid:
 
 def user_message(parts: list[Content]) -> ChatMessageUser:
     """A user turn; text-only content is sent as one string, which every
-    provider and chat template handles (some local servers mangle part lists)."""
+    provider and chat template handles (some local servers mangle part lists).
+    With an image, each run of adjacent text parts is sent as one part joined
+    by newlines, as text-only content is: providers, chat templates and
+    ``inspect view`` join adjacent parts with nothing between them ("...safe to
+    walkCurrent observation:", prompts before 2.2)."""
     if all(isinstance(p, ContentText) for p in parts):
         return ChatMessageUser(content="\n".join(p.text for p in parts))  # type: ignore[union-attr]
-    return ChatMessageUser(content=parts)
+    merged: list[Content] = []
+    for part in parts:
+        if isinstance(part, ContentText) and merged and isinstance(merged[-1], ContentText):
+            merged[-1] = ContentText(text=f"{merged[-1].text}\n{part.text}")
+        else:
+            merged.append(part)
+    return ChatMessageUser(content=merged)

@@ -22,13 +22,20 @@ their defaults every 1.1 prompt is sent unchanged (``tests/test_determinism.py``
 2.1 added the strings of ``output="edit"`` (the edit request and the label of a
 corrected entry, ``filter_mode="correct"``); no earlier text changed, so every
 2.0 prompt is sent unchanged.
+2.2 (and the probes' 1.1) changed no string here: a user message that holds an
+image now sends each run of adjacent text parts as one part, joined by a newline
+(``observe.user_message``), where it sent them as parts that providers, chat
+templates and ``inspect view`` joined with nothing between them (the last
+memory note ran into the image caption: "...safe to walkCurrent observation:").
+Every text-only message, so every text-mode prompt, is sent byte for byte as
+before (``tests/test_determinism.py``).
 """
 
 from __future__ import annotations
 
 import re
 
-PROMPT_VERSION = "2.1"
+PROMPT_VERSION = "2.2"
 
 #: What each cell type is, in the colour key of an image caption (``?`` only
 #: in an image with cells out of view).
@@ -189,7 +196,7 @@ INVALID_DIRECTION = "invalid direction {value!r}"
 
 # -- the probe task (SPEC 8.6): its own version, so adding it changed no other prompt --
 
-PROBE_PROMPT_VERSION = "1.0"
+PROBE_PROMPT_VERSION = "1.1"
 #: Every probe's system message: the navigator's rules, then what a probe asks
 #: (no line about memory: like the navigator's default, it gives nothing away).
 PROBE_TURN = """\

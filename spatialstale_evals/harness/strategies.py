@@ -112,6 +112,11 @@ class MemoryPolicy:
         """Entries per model audit call, or None when the policy calls no model."""
         return None
 
+    def label(self, reason: str) -> str:
+        """How the transcript names a judgement made for ``reason`` (``start``,
+        ``event at step 5``, ``in view at step 3``)."""
+        return f"{self.name} ({reason})"
+
     def corrects(self, output: str) -> bool:
         """Whether its verdicts, with the audits in format ``output``, propose
         the claim of each contradicted entry (``filter_mode="correct"``)."""
@@ -166,6 +171,9 @@ class ModelAudit(MemoryPolicy):
     def audit_batch_size(self, n_entries: int, batch_size: int) -> int:
         return batch_size
 
+    def label(self, reason: str) -> str:
+        return f"{self.name} audit ({reason})"
+
     def corrects(self, output: str) -> bool:
         return FORMATS[output].edits
 
@@ -182,7 +190,7 @@ class ModelAudit(MemoryPolicy):
             batch_size=self.audit_batch_size(n, request.batch_size),
             output=request.output,
             threshold=request.threshold,
-            label=f"{self.name} audit ({request.reason})",
+            label=self.label(request.reason),
             structured=request.structured,
         )
         flagged = result.flagged
