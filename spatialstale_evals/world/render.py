@@ -274,13 +274,23 @@ def _draw_marker(img: Image.Image, draw: ImageDraw.ImageDraw, agent: Cell, style
     MARKER_SHAPES[style.marker].draw(img, draw, box)
 
 
-def render_palette(grid: Sequence[str], agent: Cell | None, style: RenderStyle = PAPER) -> Image.Image:
-    """The observation as a palette ("P") image. Drawing straight into a
-    palette image is exact because the bitmap font is not anti-aliased: the
-    picture has only the palette's colours, so nothing needs quantising."""
-    height, width, px, palette = len(grid), len(grid[0]), style.cell_px, style.colours
+def _palette_index(grid: Sequence[str], style: RenderStyle) -> tuple[tuple[RGB, ...], dict[RGB, int]]:
+    """The image's colours in palette order, and each colour's index."""
+    palette = style.colours
     colours = palette.fog_colours if any(UNSEEN in row for row in grid) else palette.colours
-    index = {colour: i for i, colour in enumerate(colours)}
+    return colours, {colour: i for i, colour in enumerate(colours)}
+
+
+@lru_cache(maxsize=32)
+def _cells(grid: tuple[str, ...], style: RenderStyle) -> Image.Image:
+    """The grid without the agent: every cell's fill and label. Cached, as an
+    episode draws the same grid with the agent elsewhere at every step (it
+    changes only on an L3 event or, with a view radius, as the agent moves);
+    the marker is drawn last, so a copy of this plus the marker is the same
+    picture pixel for pixel. Never modified: ``render_palette`` draws on a
+    copy. 32 entries hold 4.7 MB at 8x8 (one byte per pixel)."""
+    height, width, px, palette = len(grid), len(grid[0]), style.cell_px, style.colours
+    colours, index = _palette_index(grid, style)
     img = Image.new("P", image_size(height, width, style), index[LINE_COLOUR])
     img.putpalette([v for colour in colours for v in colour])
     draw = ImageDraw.Draw(img)
@@ -294,8 +304,16 @@ def render_palette(grid: Sequence[str], agent: Cell | None, style: RenderStyle =
                 for k, line in enumerate(label_lines((r, c), kind, style)):
                     ink = index[palette.ink[kind]]
                     draw.text((x0 + LABEL_X, y0 + LABEL_Y + k * LABEL_LINE_PX), line, fill=ink, font=font)
+    return img
+
+
+def render_palette(grid: Sequence[str], agent: Cell | None, style: RenderStyle = PAPER) -> Image.Image:
+    """The observation as a palette ("P") image. Drawing straight into a
+    palette image is exact because the bitmap font is not anti-aliased: the
+    picture has only the palette's colours, so nothing needs quantising."""
+    img = _cells(tuple(grid), style).copy()
     if agent is not None:
-        _draw_marker(img, draw, agent, style, index)
+        _draw_marker(img, ImageDraw.Draw(img), agent, style, _palette_index(grid, style)[1])
     return img
 
 
