@@ -1,7 +1,7 @@
 """The harness's caches (issue 17, item 4) change nothing that is sent or logged.
 
-- ``render._cells`` (the grid drawn without the agent, reused across an
-  episode's steps) and ``observe.png_data_uri`` (one data URI per distinct
+- ``render.CELLS`` (the grid drawn without the agent, reused across an
+  episode's steps, within a byte budget) and ``observe.png_data_uri`` (one data URI per distinct
   state): a cached PNG equals a fresh one byte for byte, the marker of one
   render never leaks into another, the same state gives the same data URI,
   and a changed cell gives a new image showing the change.
@@ -32,7 +32,7 @@ STYLES = [PAPER, RenderStyle(palette="grayscale"), RenderStyle(palette="high_con
 
 
 def clear_caches() -> None:
-    render._cells.cache_clear()
+    render.CELLS.clear()
     observe.png_data_uri.cache_clear()
     observe.decoded_grid.cache_clear()
 
@@ -57,10 +57,24 @@ def test_a_cached_png_equals_a_fresh_render(grid: tuple[str, ...], style: Render
     agents = [(0, 0), (3, 4), (7, 7), (5, 1), (3, 4)]
     clear_caches()
     warm = [render_png(grid, a, style) for a in agents]
-    assert render._cells.cache_info().hits >= len(agents) - 1, "the cells were drawn once and reused"
+    assert (render.CELLS.misses, render.CELLS.hits) == (1, len(agents) - 1), "the cells were drawn once and reused"
     for agent, png in zip(agents, warm):
         clear_caches()
         assert render_png(grid, agent, style) == png, agent
+
+
+def test_the_cells_cache_keeps_to_its_budget(monkeypatch) -> None:
+    """With room for two 8x8 grids (384 x 384 bytes each), a third drops the
+    least recently used; a dropped grid is drawn again, to the same bytes."""
+    grids = [inst.grid for inst in dataset.load(None, "L1")[:3]]
+    small = render.CellsCache(budget_bytes=2 * 384 * 384)
+    monkeypatch.setattr(render, "CELLS", small)
+    first = [render_png(g, (1, 1)) for g in grids[:2]]
+    render_png(grids[0], (2, 2))  # grids[0] used last: grids[1] is dropped next
+    render_png(grids[2], (1, 1))
+    assert (small.misses, small.hits) == (3, 1)
+    assert render_png(grids[0], (1, 1)) == first[0] and small.hits == 2
+    assert render_png(grids[1], (1, 1)) == first[1] and small.misses == 4
 
 
 def test_one_render_leaves_no_marker_in_the_next(grid: tuple[str, ...]) -> None:
