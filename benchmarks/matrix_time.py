@@ -2,6 +2,7 @@
 
     python benchmarks/matrix_time.py [--model spatialstale/observer] [--log-dir DIR] [--calls]
                                      [-- MATRIX OPTIONS ...]
+    python benchmarks/matrix_time.py --profile 5 [--json FILE]     # where the CPU time goes
 
 Runs ``spatialstale matrix --model M --log-dir DIR --display none`` (plus any
 options after ``--``, e.g. ``-- --seeds 10 --epochs 1`` or ``-- --max-tasks
@@ -19,6 +20,14 @@ matrix would resume it and measure nothing), and reports:
   and per task family the summed task wall time and samples; with
   ``--calls``, the model calls of every task (read from the logs after the
   run, outside the timed part).
+
+``--profile N`` instead runs the matrix on the first N seeds in this process
+under ``cProfile`` (slower than a plain run: the figures are for comparing
+areas) and prints its own time by code area (``perfbench/profiling.py``'s
+areas: a module of this package, an ``inspect_ai`` subpackage, a third-party
+distribution, a builtin), the garbage collector's CPU time apart (its passes
+are otherwise counted in whatever function allocated when one began), and the
+CPU time of the same run without the profiler.
 
 The default model is the scripted ``observer``: it plans a shortest path on
 what it sees (0.2 ms per text call, about 1 ms per image call with the
@@ -166,14 +175,79 @@ def report(run: dict[str, Any], times: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def profile_matrix(model: str, seeds: int, log_dir: Path) -> dict[str, Any]:
+    """The matrix on ``seeds`` seeds in this process: CPU time plain, then own
+    time by area under cProfile, and the collector's CPU time in each."""
+    import cProfile
+    import gc
+
+    from perfbench.profiling import profile_areas
+
+    from spatialstale_evals.runs.matrix import MatrixSpec, run_matrix
+
+    collector = {"s": 0.0, "passes": 0}
+    began = [0.0]
+
+    def on_gc(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            began[0] = time.process_time()
+        else:
+            collector["s"] += time.process_time() - began[0]
+            collector["passes"] += 1
+
+    out: dict[str, Any] = {"seeds": seeds}
+    gc.callbacks.append(on_gc)
+    try:
+        for label in ("plain", "profiled"):
+            collector.update(s=0.0, passes=0)
+            prof = cProfile.Profile() if label == "profiled" else None
+            wall, cpu = time.perf_counter(), time.process_time()
+            if prof:
+                prof.enable()
+            ok, _ = run_matrix(MatrixSpec(models=[model], seeds=seeds), log_dir / label, display="none")
+            if prof:
+                prof.disable()
+            out[label] = {"ok": ok, "wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
+            out[label] |= {"gc_s": collector["s"], "gc_passes": collector["passes"]}
+            if prof:
+                areas, _ = profile_areas(prof)
+                out["areas"] = dict(sorted(areas.items(), key=lambda kv: -kv[1])[:25])
+    finally:
+        gc.callbacks.remove(on_gc)
+    return out
+
+
+def profile_report(res: dict[str, Any]) -> str:
+    plain, profiled = res["plain"], res["profiled"]
+    total = sum(res["areas"].values())
+    lines = [
+        f"matrix on {res['seeds']} seeds, in process: wall {plain['wall_s']:.1f} s, CPU {plain['cpu_s']:.1f} s, "
+        f"of which the garbage collector {plain['gc_s']:.1f} s ({plain['gc_passes']} passes)",
+        f"under cProfile: CPU {profiled['cpu_s']:.1f} s; own time by area (top 25 of {total:.1f} s):",
+        "",
+        "| area | own s | share |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {a} | {t:.2f} | {100 * t / total:.0f} % |" for a, t in res["areas"].items()]
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="spatialstale/observer")
     parser.add_argument("--log-dir", type=Path, default=None, help="a new folder (default: a temporary one)")
     parser.add_argument("--calls", action="store_true", help="count every task's model calls from its log")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument("--profile", type=int, default=None, metavar="N", help="profile N seeds in process instead")
     args, extra = parser.parse_known_args()
     extra = [e for e in extra if e != "--"]
+    if args.profile is not None:
+        with tempfile.TemporaryDirectory(prefix="spatialstale-matrix-") as tmp:
+            res = profile_matrix(args.model, args.profile, Path(tmp))
+        print(profile_report(res))
+        if args.json:
+            args.json.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+        return
     with tempfile.TemporaryDirectory(prefix="spatialstale-matrix-") as tmp:
         log_dir = args.log_dir or Path(tmp) / "logs"
         if log_dir.exists() and any(log_dir.iterdir()):
