@@ -12,6 +12,7 @@ analysis code.
 from __future__ import annotations
 
 import collections
+import json
 import math
 import os
 import shutil
@@ -244,7 +245,7 @@ def test_path_conditioned_recall_equals_samples(scripted: Path, report) -> None:
         regime, model = log.eval.task_args["regime"], _label(log)
         n = collections.Counter()
         for s in log.samples:
-            inst = s.store[INSTANCE_KEY]
+            inst = json.loads(s.store[INSTANCE_KEY])
             cell = {m["id"]: (m["row"], m["col"]) for m in inst["memory"]}
             (truth,), (verdicts,) = s.metadata["windows"], s.scores["detection_scorer"].metadata["windows"]
             stale, flagged = truth["thaw"] + truth["freeze"], set(verdicts["flagged"])
@@ -726,7 +727,7 @@ def test_samples_stopped_by_a_limit_are_scored_and_reported(tmp_path: Path) -> N
     for log in (nav, det):
         assert log.status == "success"
         assert all(s.limit is not None and s.limit.type == "token" for s in log.samples)
-        assert all(s.store[INSTANCE_KEY]["id"] == s.id for s in log.samples)
+        assert all(json.loads(s.store[INSTANCE_KEY])["id"] == s.id for s in log.samples)
     for s in nav.samples:
         score = s.scores["navigation_scorer"]
         assert score.metadata["outcome"] == "limit" and score.value["limit"] == 1

@@ -767,5 +767,5 @@ def test_audit_windows_solver_leaves_one_record_per_window(tmp_path):
             assert r["calls"] == 1 and r["entries"] == 64
             assert r["fp"] == r["fn"] == 0 and r["tp"] == len(r["flagged"])
         assert sample.store["spatialstale:episode"] == [sample.id, 1]
-        assert sample.store["instance"] == instances.by_id[sample.id].to_json()
+        assert json.loads(sample.store["instance"]) == instances.by_id[sample.id].to_json()
         assert "instance" not in sample.metadata

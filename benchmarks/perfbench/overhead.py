@@ -14,9 +14,9 @@ mode), the same ``move`` tool offered, against a trivial provider
 like the scripted provider.
 
 The two are repeated alternately and the median of the paired ratios is
-reported, so a noisy machine slows both sides of a pair alike. The image
-cache of ``observe.png_data_uri`` is cleared before every navigate run, so
-each run renders its images. The agents' own time (the replay's lookup; the
+reported, so a noisy machine slows both sides of a pair alike. The renderer's
+caches (``observe.png_data_uri``, ``render.CELLS``) are cleared before every
+navigate run, so each run renders its images. The agents' own time (the replay's lookup; the
 observer's planning in the warm-up) is measured by ``PolicyTimer`` and
 reported apart, with a ratio that leaves it out.
 """
@@ -48,7 +48,7 @@ from spatialstale_evals.harness import provider as scripted_provider
 from spatialstale_evals.harness.navigation import MOVE_TOOL
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.world import dataset as world_dataset
-from spatialstale_evals.world.render import render_png
+from spatialstale_evals.world.render import CELLS, render_png
 
 from . import providers
 from .runner import PolicyTimer, image_count, mean, median, model_events, run_eval, text_chars, usage_of
@@ -60,6 +60,13 @@ AGENT_WORK: tuple[tuple[object, str], ...] = (
     (scripted_provider, "audit_reply"),
     (providers, "replay_move"),
 )
+
+
+def clear_render_caches() -> None:
+    """Empty the renderer's caches (data URIs, grids drawn without the agent),
+    so each navigate run draws every image it sends, as a first run would."""
+    observe.png_data_uri.cache_clear()
+    CELLS.clear()
 
 
 def nav_task(modality: str) -> Task:
@@ -169,7 +176,7 @@ class Calibration:
 def calibrate(modality: str, limit: int, tmp: Path, timer: PolicyTimer) -> Calibration:
     """Run the observer once (timing its policy), read its prompts' sizes from
     the log, and warm up the bare loop once."""
-    observe.png_data_uri.cache_clear()
+    clear_render_caches()
     timer.seconds = 0.0
     log = run_eval(nav_task(modality), "spatialstale/observer", tmp / f"overhead-{modality}-warm", limit=limit).log
     observer_policy_s = timer.seconds
@@ -199,7 +206,7 @@ def check_calls(log: EvalLog, expected: int, side: str) -> None:
 
 def timed_pair(cal: Calibration, modality: str, limit: int, r: int, tmp: Path, timer: PolicyTimer) -> dict[str, Any]:
     """One navigate run (replaying the observer) and then one bare run."""
-    observe.png_data_uri.cache_clear()
+    clear_render_caches()
     providers.use_replay(cal.moves)
     timer.seconds = 0.0
     nav = run_eval(nav_task(modality), "perfbench/replay", tmp / f"overhead-{modality}-{r}", limit=limit)

@@ -16,10 +16,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from spatialstale_evals.harness import observe
-
 from . import providers
-from .overhead import bare_task, nav_task
+from .overhead import bare_task, clear_render_caches, nav_task
 from .runner import run_eval
 
 #: (path suffix, function name) -> label: where a navigate decision's time goes.
@@ -101,7 +99,7 @@ def profile_overhead(result: dict[str, Any], limit: int, tmp: Path, top: int = 1
     result); key calls, areas by excess over the bare loop, top functions."""
     modality = result["modality"]
     system_chars, user_chars, images = result["_sizes"]
-    observe.png_data_uri.cache_clear()
+    clear_render_caches()
     providers.use_replay(result["_moves"])
     prof_nav = profiled(nav_task(modality), "perfbench/replay", tmp / f"profile-{modality}-nav", limit=limit)
     bare = bare_task(result["_calls"], system_chars, user_chars, images)

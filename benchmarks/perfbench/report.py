@@ -248,14 +248,16 @@ def logs_section(res: dict[str, Any]) -> list[str]:
 def scaling_section(res: dict[str, Any]) -> list[str]:
     out = ["### Scaling (L2 navigate no_filter and L1 detect B=10, observer, first seed)\n"]
     out += table(
-        "| grid | entries | budget | generate ms / instance | render_png ms | PNG KB | nav prompt tokens, text "
+        "| grid | entries | budget | generate ms / instance | render_png ms (new grid / next step) | PNG KB "
+        "| nav prompt tokens, text "
         "| nav prompt tokens, image | step prompt build ms, text | step prompt build ms, image "
         "| audit call prompt (B=10) | audit calls | detect tokens / instance |"
     )
     for r in res["scaling"]:
         out.append(
             f"| {r['size']} | {r['entries']} | {r['max_steps']} | {r['generate_ms_per_instance']:.1f} "
-            f"| {r['render_ms']:.1f} | {r['png_kb']:.1f} | {k(r['nav_prompt_text'])} | {k(r['nav_prompt_image'])} "
+            f"| {r['render_cold_ms']:.1f} / {r['render_ms']:.1f} | {r['png_kb']:.1f} "
+            f"| {k(r['nav_prompt_text'])} | {k(r['nav_prompt_image'])} "
             f"| {r['prompt_build_ms_text']:.2f} | {r['prompt_build_ms_image']:.1f} "
             f"| {k(r['audit_prompt_b10'])} | {r['audit_calls']} | {k(r['detect_tokens_per_instance'])} |"
         )

@@ -24,7 +24,7 @@ from spatialstale_evals.world import dataset as world_dataset
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.regimes import REGIMES
-from spatialstale_evals.world.render import render_png
+from spatialstale_evals.world.render import CELLS, render_png
 
 from .runner import KB, log_model_events, mean, median, run_eval, usage_of
 
@@ -40,9 +40,15 @@ def generation_and_render(folder: Path, side: int, renders: int) -> tuple[Instan
     gen_s = time.perf_counter() - start
     inst = world_dataset.load(folder, "L2")[0]
     cells = [(r, c) for r in range(side) for c in range(side)]
-    png_sizes, render_times = [], []
+    png_sizes, render_times, cold_times = [], [], []
     for i in range(renders):
         cell = cells[(i * 7) % len(cells)]
+        # Cold: a grid not drawn before (a new instance, an L3 event); warm:
+        # a step of an episode, the grid's cells already drawn (render.CELLS).
+        CELLS.clear()
+        start = time.perf_counter()
+        render_png(inst.grid, cells[(i * 7 + 1) % len(cells)])
+        cold_times.append(time.perf_counter() - start)
         start = time.perf_counter()
         png = render_png(inst.grid, cell)
         render_times.append(time.perf_counter() - start)
@@ -53,6 +59,7 @@ def generation_and_render(folder: Path, side: int, renders: int) -> tuple[Instan
         "max_steps": inst.max_steps,
         "generate_ms_per_instance": gen_s / (SEEDS * len(REGIMES)) * 1000,  # every regime is written
         "render_ms": median(render_times) * 1000,
+        "render_cold_ms": median(cold_times) * 1000,
         "png_kb": mean(png_sizes) / KB,
     }
 
@@ -69,6 +76,7 @@ def prompt_cost(inst: Instance, folder: Path, modality: str, renders: int, log_d
     times = []
     for _ in range(renders):
         observe.png_data_uri.cache_clear()
+        CELLS.clear()
         start = time.perf_counter()
         step_message(episode, modality, policy)
         times.append(time.perf_counter() - start)

@@ -73,7 +73,8 @@ def score_of(sample: Any, family: str) -> Any:
 
 def instance_json(sample: Any) -> str:
     """The sample's instance as JSON text: from the store (where the solvers
-    log it), or from the metadata in logs written before that."""
+    log it: as text, or as a dict in logs written before issue 17), or from
+    the metadata in logs written before that."""
     value = sample.store.get(INSTANCE_KEY) or sample.metadata.get("instance")
     return value if isinstance(value, str) else json.dumps(value)
 

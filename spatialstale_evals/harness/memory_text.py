@@ -73,6 +73,10 @@ def written(instance: Instance, style: MemoryStyle = "plain", distractors: int =
     notes mixed in and every entry in ``style``. Its truth is the instance's:
     only the texts (and the notes) differ."""
     store = instance.with_notes(distractors)
+    if not any(prompts.STYLE_SUFFIXES[style]):
+        # A style that adds nothing (plain) needs neither the exploration's
+        # visits (random walks replayed per instance) nor a copy of the store.
+        return store
     memory = tuple(replace(e, text=e.text + suffix(e, instance.visits.get(e.cell, []), style)) for e in store.memory)
     return store if memory == store.memory else replace(store, memory=memory)  # plain: the stored instance itself
 

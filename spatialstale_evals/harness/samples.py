@@ -108,9 +108,18 @@ def instance_samples(
 EPISODE_KEY = "spatialstale:episode"
 
 
-#: Store key of the sample's instance (``Instance.to_json()``), set by the solver.
+#: Store key of the sample's instance, set by the solver: its line of the
+#: dataset's JSONL (``world.dataset.instance_line``), as text.
 INSTANCE_KEY = "instance"
 
 
 def record_instance(state: TaskState, instance: Instance) -> None:
-    state.store.set(INSTANCE_KEY, instance.to_json())
+    """Log the instance in the sample's store as one JSON text, byte for byte
+    its line in the dataset file (``json.loads`` gives ``Instance.to_json()``).
+
+    Text, not the nested dict: Inspect walks every node of a stored value
+    several times per sample (the store and state diffs at the end of each
+    span, the realtime buffer, condensing, a depth check), and the instance's
+    ~475 nodes were the largest part of the harness's own logging cost; one
+    string is one node (README, Performance)."""
+    state.store.set(INSTANCE_KEY, world_dataset.instance_line(instance))

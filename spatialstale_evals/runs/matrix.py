@@ -28,9 +28,11 @@ before any model call. Anything else ``eval_set`` takes passes through
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -309,19 +311,54 @@ def format_plan(spec: MatrixSpec, planned: Sequence[PlannedTask]) -> str:
     return "\n".join([*lines, "", *left_out, *([""] if left_out else []), PLAN_NOTE])
 
 
+#: ``eval_set`` settings the matrix uses unless told otherwise (README, Performance).
+#: ``log_realtime=False``: no realtime sample buffer, the per-event SQLite copy
+#: of every event that lets ``inspect view`` follow a sample step by step while
+#: it runs. The finished logs hold the same samples and events; during the run
+#: a task's samples appear as they are written to its log. It was a quarter of
+#: the matrix's CPU time. ``--log-realtime`` turns it back on.
+MATRIX_DEFAULTS: dict[str, Any] = {"log_realtime": False}
+
+#: Python's cyclic garbage collector during a matrix run: a young-generation
+#: pass every 50,000 net allocations instead of 700, and a full pass a tenth as
+#: often, after the objects already alive (modules, datasets, planned tasks)
+#: are frozen out of every pass. Inspect allocates many short-lived objects
+#: per model call, and with the default thresholds collection was about 15 %
+#: of the run's CPU time; the run holds no long-lived cyclic garbage, so memory
+#: grows little (the peak RSS is in the README).
+GC_THRESHOLDS = (50_000, 20, 100)
+
+
+@contextmanager
+def collector_tuned(thresholds: tuple[int, int, int] = GC_THRESHOLDS) -> Iterator[None]:
+    """``thresholds`` and a frozen heap within the block; as before after it."""
+    before = gc.get_threshold()
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*thresholds)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
+
+
 def run_matrix(spec: MatrixSpec, log_dir: str | Path, **eval_set_args: Any) -> tuple[bool, list[Any]]:
     """Run the matrix with ``eval_set``; returns its ``(all finished, logs)``.
 
     ``eval_set_args`` go to ``inspect_ai.eval_set`` unchanged: ``model_args``,
     ``model_roles``, ``max_connections``, ``max_tasks``, ``retry_attempts``,
-    ``display``, generation settings, and anything else it accepts.
+    ``display``, generation settings, and anything else it accepts; an
+    argument given overrides ``MATRIX_DEFAULTS``. The run's garbage collector
+    is tuned (``collector_tuned``).
     """
     planned = plan(spec, estimate=False)
-    return eval_set(
-        [t.task for t in planned],
-        log_dir=str(log_dir),
-        model=list(spec.models),
-        limit=spec.seeds,
-        log_dir_allow_dirty=True,
-        **eval_set_args,
-    )
+    with collector_tuned():
+        return eval_set(
+            [t.task for t in planned],
+            log_dir=str(log_dir),
+            model=list(spec.models),
+            limit=spec.seeds,
+            log_dir_allow_dirty=True,
+            **{**MATRIX_DEFAULTS, **eval_set_args},
+        )

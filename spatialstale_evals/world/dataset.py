@@ -103,8 +103,13 @@ def generate(
     return {regime: [generate_instance(s, regime, i, height, width) for i, s in enumerate(seeds)] for regime in regimes}
 
 
+def instance_line(inst: Instance) -> str:
+    """The instance's line in a dataset's JSONL (compact JSON, no newline)."""
+    return json.dumps(inst.to_json(), separators=(",", ":"))
+
+
 def encode_jsonl(instances: Iterable[Instance]) -> bytes:
-    lines = [json.dumps(inst.to_json(), separators=(",", ":")) for inst in instances]
+    lines = [instance_line(inst) for inst in instances]
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 

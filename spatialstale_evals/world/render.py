@@ -18,6 +18,7 @@ vision agents see what a model sees.
 from __future__ import annotations
 
 import io
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -274,13 +275,17 @@ def _draw_marker(img: Image.Image, draw: ImageDraw.ImageDraw, agent: Cell, style
     MARKER_SHAPES[style.marker].draw(img, draw, box)
 
 
-def render_palette(grid: Sequence[str], agent: Cell | None, style: RenderStyle = PAPER) -> Image.Image:
-    """The observation as a palette ("P") image. Drawing straight into a
-    palette image is exact because the bitmap font is not anti-aliased: the
-    picture has only the palette's colours, so nothing needs quantising."""
-    height, width, px, palette = len(grid), len(grid[0]), style.cell_px, style.colours
+def _palette_index(grid: Sequence[str], style: RenderStyle) -> tuple[tuple[RGB, ...], dict[RGB, int]]:
+    """The image's colours in palette order, and each colour's index."""
+    palette = style.colours
     colours = palette.fog_colours if any(UNSEEN in row for row in grid) else palette.colours
-    index = {colour: i for i, colour in enumerate(colours)}
+    return colours, {colour: i for i, colour in enumerate(colours)}
+
+
+def _draw_cells(grid: tuple[str, ...], style: RenderStyle) -> Image.Image:
+    """The grid without the agent: every cell's fill and label."""
+    height, width, px, palette = len(grid), len(grid[0]), style.cell_px, style.colours
+    colours, index = _palette_index(grid, style)
     img = Image.new("P", image_size(height, width, style), index[LINE_COLOUR])
     img.putpalette([v for colour in colours for v in colour])
     draw = ImageDraw.Draw(img)
@@ -294,8 +299,57 @@ def render_palette(grid: Sequence[str], agent: Cell | None, style: RenderStyle =
                 for k, line in enumerate(label_lines((r, c), kind, style)):
                     ink = index[palette.ink[kind]]
                     draw.text((x0 + LABEL_X, y0 + LABEL_Y + k * LABEL_LINE_PX), line, fill=ink, font=font)
+    return img
+
+
+class CellsCache:
+    """Grids drawn without the agent, least recently used dropped first beyond
+    a byte budget (one byte per pixel).
+
+    An episode draws the same grid with the agent elsewhere at every step (it
+    changes only on an L3 event or, with a view radius, as the agent moves),
+    and Inspect runs many episodes at once whose steps interleave, so the
+    budget holds one grid per episode in flight: 64 MB is 455 grids at 8x8,
+    113 at 16x16. The marker is drawn last, so a copy of the cached cells plus
+    the marker is the same picture pixel for pixel; the cached images are
+    never drawn on (``render_palette`` draws on a copy)."""
+
+    def __init__(self, budget_bytes: int = 64 * 2**20) -> None:
+        self.budget, self.hits, self.misses = budget_bytes, 0, 0
+        self._images: OrderedDict[tuple[tuple[str, ...], RenderStyle], Image.Image] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, grid: tuple[str, ...], style: RenderStyle) -> Image.Image:
+        key = (grid, style)
+        img = self._images.get(key)
+        if img is not None:
+            self.hits += 1
+            self._images.move_to_end(key)
+            return img
+        self.misses += 1
+        img = self._images[key] = _draw_cells(grid, style)
+        self._bytes += img.width * img.height
+        while self._bytes > self.budget and len(self._images) > 1:
+            _, old = self._images.popitem(last=False)
+            self._bytes -= old.width * old.height
+        return img
+
+    def clear(self) -> None:
+        self._images.clear()
+        self._bytes = self.hits = self.misses = 0
+
+
+#: The renderer's cache of grids drawn without the agent.
+CELLS = CellsCache()
+
+
+def render_palette(grid: Sequence[str], agent: Cell | None, style: RenderStyle = PAPER) -> Image.Image:
+    """The observation as a palette ("P") image. Drawing straight into a
+    palette image is exact because the bitmap font is not anti-aliased: the
+    picture has only the palette's colours, so nothing needs quantising."""
+    img = CELLS.get(tuple(grid), style).copy()
     if agent is not None:
-        _draw_marker(img, draw, agent, style, index)
+        _draw_marker(img, ImageDraw.Draw(img), agent, style, _palette_index(grid, style)[1])
     return img
 
 
