@@ -2,13 +2,16 @@
 model with no API key.
 
 Starts the bundled SmolLM2-135M-Instruct server on 127.0.0.1 (stopped again
-on success, failure, Ctrl-C or SIGTERM), then runs with ``inspect_ai.eval``:
+on success, failure, Ctrl-C or SIGTERM), then runs, one task at a time with
+``inspect_ai.eval``:
 
-- ``detect``: 3 seeds, text observation, regime L1;
-- ``navigate``: 3 episodes each with ``omcd`` and ``no_filter``, regime L2,
-  a short step budget (``--max-steps``, default 10) so it runs in about 4 minutes on 2 cores;
+- ``detect``: 2 seeds, text observation, regime L1;
+- ``navigate``: 2 episodes each with ``omcd`` (audits its memory) and
+  ``no_filter`` (does not), regime L2, a short step budget (``--max-steps``, default 6);
 
-prints a results table per task and says how to open the logs.
+printing what it does as it goes (each task with an estimate, each sample
+when it is done; plain lines, also when the output is not a terminal), then a
+results table per task and how to open the logs. About 3 minutes on 2 idle cores.
 
     pip install -e ".[local]" && spatialstale quickstart
     spatialstale quickstart --model openai/gpt-4o     # the same with a hosted model
@@ -21,14 +24,17 @@ import contextlib
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from inspect_ai.hooks import Hooks, SampleEnd, hooks
+
 from spatialstale_evals import local_model
 
-DEFAULT_LIMIT = 3
-DEFAULT_MAX_STEPS = 10
+DEFAULT_LIMIT = 2
+DEFAULT_MAX_STEPS = 6
 DEFAULT_MAX_TOKENS = 512
 DETECT_METRICS = ("f1", "precision", "recall", "thaw_recall", "parse_failure_rate")
 NAVIGATE_METRICS = ("success_rate", "death_rate", "timeout_rate", "death_on_stale_rate", "fallback_rate")
@@ -40,9 +46,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="an Inspect model to use instead of the local server (e.g. openai/gpt-4o; needs its API key)",
     )
-    parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="seeds / episodes per task (default 3)")
     parser.add_argument(
-        "--max-steps", type=int, default=DEFAULT_MAX_STEPS, help="navigate step budget (default 10; the paper's is 50)"
+        "--limit", type=int, default=DEFAULT_LIMIT, help=f"seeds / episodes per task (default {DEFAULT_LIMIT})"
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=DEFAULT_MAX_STEPS,
+        help=f"navigate step budget (default {DEFAULT_MAX_STEPS}; the paper's is 50)",
     )
     parser.add_argument(
         "--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, help="reply length cap per call (default 512)"
@@ -69,16 +80,120 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def quickstart_tasks(limit: int = DEFAULT_LIMIT, max_steps: int = DEFAULT_MAX_STEPS) -> list[Any]:
+def say(line: str) -> None:
+    """One progress line, flushed: readable through a pipe or in a CI log."""
+    print(line, flush=True)
+
+
+# -- the tasks and what they cost ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuickTask:
+    """One quickstart task, what it does in words, and its cost against the
+    local model: ``per_sample`` seconds a seed or episode, plus ``per_step``
+    for each step of a navigate budget (2 idle cores, measured with
+    ``benchmarks/quickstart_time.py``)."""
+
+    label: str
+    what: str
+    build: Callable[[], Any]
+    per_sample: float
+    per_step: float = 0.0
+
+    def estimate(self, limit: int, max_steps: int) -> float:
+        return limit * (self.per_sample + self.per_step * max_steps)
+
+
+def quickstart_tasks(limit: int = DEFAULT_LIMIT, max_steps: int = DEFAULT_MAX_STEPS) -> list[QuickTask]:
     """detect (L1, text) and navigate (L2, omcd and no_filter), one episode per instance."""
     from spatialstale_evals.detect import detect
     from spatialstale_evals.navigate import navigate
 
+    def nav(strategy: str) -> Callable[[], Any]:
+        return lambda: navigate(regime="L2", strategy=strategy, max_steps=max_steps, epochs=1)
+
+    steps = f"at most {max_steps} steps each"
     return [
-        detect(regime="L1", modality="text"),
-        navigate(regime="L2", strategy="omcd", max_steps=max_steps, epochs=1),
-        navigate(regime="L2", strategy="no_filter", max_steps=max_steps, epochs=1),
+        QuickTask(
+            "detect L1 text",
+            f"{limit} seeds: judge each memory note stale or not, 10 notes per call",
+            lambda: detect(regime="L1", modality="text"),
+            per_sample=30.0,
+        ),
+        QuickTask(
+            "navigate omcd L2 text",
+            f"{limit} episodes, {steps}, auditing memory as cells come into view",
+            nav("omcd"),
+            per_sample=30.0,
+            per_step=2.5,
+        ),
+        QuickTask(
+            "navigate no_filter L2 text",
+            f"{limit} episodes, {steps}, memory shown unaudited",
+            nav("no_filter"),
+            per_sample=8.0,
+            per_step=2.5,
+        ),
     ]
+
+
+# -- progress -------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    """What the progress hook needs to know about the task running now."""
+
+    prefix: str
+    samples: int
+    done: int = 0
+
+
+_current: _Run | None = None
+
+
+@hooks(name="spatialstale_quickstart_progress", description="spatialstale quickstart: a line per finished sample")
+class QuickstartProgress(Hooks):
+    """Prints a line per finished sample while the quickstart runs (and only then)."""
+
+    def enabled(self) -> bool:
+        return _current is not None
+
+    async def on_sample_end(self, data: SampleEnd) -> None:
+        run = _current
+        if run is None:
+            return
+        run.done += 1
+        sample = data.sample
+        took = f"{sample.total_time:.0f} s" if sample.total_time is not None else "?"
+        say(f"{run.prefix}   sample {run.done}/{run.samples} done in {took}: {sample_summary(sample)}")
+
+
+@contextlib.contextmanager
+def _progress(prefix: str, samples: int) -> Iterator[None]:
+    global _current
+    _current = _Run(prefix, samples)
+    try:
+        yield
+    finally:
+        _current = None
+
+
+def sample_summary(sample: Any) -> str:
+    """What one finished sample did, in a few words."""
+    if sample.error is not None:
+        return f"error: {str(sample.error.message).splitlines()[0][:200]}"
+    nav = navigation_counts([sample])
+    if nav["steps"]:
+        outcome = next((k for k in ("success", "death", "timeout") if nav[k]), "no outcome")
+        return f"{outcome} after {nav['steps']} steps ({nav['move_calls']} move calls, {nav['fallbacks']} fallbacks)"
+    det = detection_counts([sample])
+    judged = det["entries"] - det["parse_failures"]
+    return f"{det['calls']} audit calls, {judged} of {det['entries']} notes got a usable verdict"
+
+
+# -- running --------------------------------------------------------------------
 
 
 def run_evals(
@@ -87,10 +202,13 @@ def run_evals(
     limit: int = DEFAULT_LIMIT,
     max_steps: int = DEFAULT_MAX_STEPS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
-    tasks: list[Any] | None = None,
+    tasks: list[QuickTask] | None = None,
+    estimates: bool = False,
     **eval_args: Any,
 ) -> list[Any]:
-    """Run the quickstart tasks on ``model`` (an Inspect model name); the EvalLogs.
+    """Run the quickstart tasks on ``model`` (an Inspect model name), one at a
+    time, printing progress (with the tasks' time estimates if ``estimates``:
+    they hold for the local model only); the EvalLogs.
 
     ``model`` is a name, not a ``Model``: Inspect applies ``temperature`` and
     ``max_tokens`` given here only to models it builds itself (a ``Model``
@@ -98,28 +216,51 @@ def run_evals(
     ``model_base_url=`` for a local server. Samples run one at a time
     (``max_samples=1``): a local server answers one request at a time anyway,
     and consecutive calls of one sample share a prompt prefix that llama.cpp
-    then does not recompute.
+    then does not recompute. Inspect's own display is off (``display="none"``):
+    the progress lines here replace it, in a terminal or not.
     """
     import inspect_ai
 
-    return inspect_ai.eval(
-        tasks if tasks is not None else quickstart_tasks(limit, max_steps),
-        model=model,
-        limit=limit,
-        log_dir=str(log_dir),
-        temperature=0,
-        max_tokens=max_tokens,
-        max_samples=1,
-        max_tasks=1,
-        fail_on_error=False,
-        **eval_args,
-    )
+    tasks = tasks if tasks is not None else quickstart_tasks(limit, max_steps)
+    logs: list[Any] = []
+    spent = estimated = 0.0
+    for k, quick in enumerate(tasks, 1):
+        prefix = f"[{k}/{len(tasks)}]"
+        line = f"{prefix} {quick.label}: {quick.what}"
+        guess = quick.estimate(limit, max_steps) * (spent / estimated if estimated else 1.0)
+        say(line + (f"; estimate {_duration(guess)}" if estimates else ""))
+        began = time.perf_counter()
+        with _progress(prefix, limit):
+            (log,) = inspect_ai.eval(
+                quick.build(),
+                model=model,
+                limit=limit,
+                log_dir=str(log_dir),
+                temperature=0,
+                max_tokens=max_tokens,
+                max_samples=1,
+                fail_on_error=False,
+                display="none",
+                **eval_args,
+            )
+        took = time.perf_counter() - began
+        spent, estimated = spent + took, estimated + quick.estimate(limit, max_steps)
+        say(f"{prefix}   {quick.label}: {log.status} in {_duration(took)}")
+        logs.append(log)
+    return logs
 
 
-def navigation_counts(log: Any) -> dict[str, int]:
-    """Outcomes and how each decision was taken, from a navigate log."""
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+# -- the results ------------------------------------------------------------------
+
+
+def navigation_counts(samples: list[Any]) -> dict[str, int]:
+    """Outcomes and how each decision was taken, from navigate samples."""
     counts = dict.fromkeys(("success", "death", "timeout", "steps", "move_calls", "fallbacks", "extra_calls"), 0)
-    for sample in log.samples or []:
+    for sample in samples:
         for score in (sample.scores or {}).values():
             rec = score.metadata or {}
             if "outcome" not in rec:
@@ -132,11 +273,11 @@ def navigation_counts(log: Any) -> dict[str, int]:
     return counts
 
 
-def detection_counts(log: Any) -> dict[str, int]:
-    """Pooled confusion and parse counts from a detect log."""
+def detection_counts(samples: list[Any]) -> dict[str, int]:
+    """Pooled confusion and parse counts from detect samples."""
     keys = ("tp", "fp", "fn", "tn", "entries", "parse_failures", "calls")
     counts = dict.fromkeys(keys, 0)
-    for sample in log.samples or []:
+    for sample in samples:
         for score in (sample.scores or {}).values():
             value = score.value if isinstance(score.value, dict) else {}
             for key in keys:
@@ -179,13 +320,13 @@ def results_table(logs: list[Any]) -> str:
         if shown:
             lines.append("  " + ", ".join(shown))
         if spec.task.endswith("detect"):
-            c = detection_counts(log)
+            c = detection_counts(log.samples or [])
             lines.append(
                 f"  entries {c['entries']} (tp {c['tp']}, fp {c['fp']}, fn {c['fn']}, tn {c['tn']}), "
                 f"{c['parse_failures']} without a usable verdict, {c['calls']} audit calls"
             )
         else:
-            c = navigation_counts(log)
+            c = navigation_counts(log.samples or [])
             lines.append(
                 f"  episodes: {c['success']} success, {c['death']} death, {c['timeout']} timeout; "
                 f"{c['steps']} steps = {c['move_calls']} move calls + {c['fallbacks']} fallbacks"
@@ -201,26 +342,19 @@ def main(args: argparse.Namespace | None = None) -> int:
         args = parser.parse_args()
     began = time.perf_counter()
     logs: list[Any] = []
+    run = (args.log_dir, args.limit, args.max_steps, args.max_tokens)
     with _sigterm_as_interrupt():
         if args.model:
-            logs = run_evals(args.model, args.log_dir, args.limit, args.max_steps, args.max_tokens)
+            logs = run_evals(args.model, *run)
         else:
             local_model.check_ready()
-            print("starting the local model server (SmolLM2-135M-Instruct, llama-cpp-python)...", flush=True)
+            weights = local_model.ensure_gguf(say)
+            say(f"starting the local model server (SmolLM2-135M-Instruct, llama.cpp via xllamacpp; {weights.name})")
             t0 = time.perf_counter()
             with local_model.running_server(args.port) as server:
-                print(
-                    f"server up in {time.perf_counter() - t0:.1f} s at {server.base_url} (PID {server.pid})", flush=True
-                )
-                logs = run_evals(
-                    local_model.INSPECT_MODEL,
-                    args.log_dir,
-                    args.limit,
-                    args.max_steps,
-                    args.max_tokens,
-                    model_base_url=server.base_url,
-                )
-            print("server stopped", flush=True)
+                say(f"server up in {time.perf_counter() - t0:.1f} s at {server.base_url} (PID {server.pid})")
+                logs = run_evals(local_model.INSPECT_MODEL, *run, estimates=True, model_base_url=server.base_url)
+            say("server stopped")
     print()
     if logs:
         print(results_table(logs))
