@@ -5,13 +5,14 @@ Starts the bundled SmolLM2-135M-Instruct server on 127.0.0.1 (stopped again
 on success, failure, Ctrl-C or SIGTERM), then runs, one task at a time with
 ``inspect_ai.eval``:
 
-- ``detect``: 2 seeds, text observation, regime L1;
-- ``navigate``: 2 episodes each with ``omcd`` (audits its memory) and
-  ``no_filter`` (does not), regime L2, a short step budget (``--max-steps``, default 6);
+- ``detect``: 1 seed, text observation, regime L1;
+- ``navigate``: 1 episode each with ``omcd`` (audits its memory) and
+  ``no_filter`` (does not), regime L2, a short step budget (``--max-steps``, default 10);
 
-printing what it does as it goes (each task with an estimate, each sample
-when it is done; plain lines, also when the output is not a terminal), then a
-results table per task and how to open the logs. About 3 minutes on 2 idle cores.
+printing what it does as it goes (each task with a time estimate, each sample
+when it is done: plain lines, also when the output is not a terminal), then a
+results table per task and how to open the logs. ``--limit 3`` runs 3 seeds
+and episodes per task (about three times as long).
 
     pip install -e ".[local]" && spatialstale quickstart
     spatialstale quickstart --model openai/gpt-4o     # the same with a hosted model
@@ -29,15 +30,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.hooks import Hooks, SampleEnd, hooks
-
 from spatialstale_evals import local_model
 
-DEFAULT_LIMIT = 2
-DEFAULT_MAX_STEPS = 6
+DEFAULT_LIMIT = 1
+DEFAULT_MAX_STEPS = 10
 DEFAULT_MAX_TOKENS = 512
 DETECT_METRICS = ("f1", "precision", "recall", "thaw_recall", "parse_failure_rate")
 NAVIGATE_METRICS = ("success_rate", "death_rate", "timeout_rate", "death_on_stale_rate", "fallback_rate")
+#: SmolLM2's mean tokens per seed or episode (new prompt tokens, reply tokens),
+#: and per navigate step after the first: ``python benchmarks/quickstart_time.py
+#: --limit 3`` (3 seeds / episodes of 10 steps per task, 2026-12-01). An
+#: episode's part holds its audits and its first step's prompt (all 64 notes).
+QUICK_TOKENS = {"detect": (2617, 1072), "omcd": (5050, 778), "no_filter": (1877, 0), "step": (18, 32)}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,19 +94,22 @@ def say(line: str) -> None:
 
 @dataclass(frozen=True)
 class QuickTask:
-    """One quickstart task, what it does in words, and its cost against the
-    local model: ``per_sample`` seconds a seed or episode, plus ``per_step``
-    for each step of a navigate budget (2 idle cores, measured with
-    ``benchmarks/quickstart_time.py``)."""
+    """One quickstart task, what it does in words, and what it costs the local
+    model in tokens (new prompt tokens, i.e. not read from the server's prompt
+    cache, and reply tokens) per seed or episode, plus per navigate step: the
+    means of SmolLM2's runs (``benchmarks/quickstart_time.py``). Divided by the
+    server's measured speed they give the task's time estimate."""
 
     label: str
     what: str
     build: Callable[[], Any]
-    per_sample: float
-    per_step: float = 0.0
+    prompt: tuple[float, float]  # per sample, per step
+    output: tuple[float, float]
 
-    def estimate(self, limit: int, max_steps: int) -> float:
-        return limit * (self.per_sample + self.per_step * max_steps)
+    def estimate(self, speed: local_model.Speed, limit: int, max_steps: int) -> float:
+        prompt = self.prompt[0] + self.prompt[1] * max_steps
+        output = self.output[0] + self.output[1] * max_steps
+        return limit * (prompt / speed.prompt + output / speed.generation)
 
 
 def quickstart_tasks(limit: int = DEFAULT_LIMIT, max_steps: int = DEFAULT_MAX_STEPS) -> list[QuickTask]:
@@ -113,27 +120,29 @@ def quickstart_tasks(limit: int = DEFAULT_LIMIT, max_steps: int = DEFAULT_MAX_ST
     def nav(strategy: str) -> Callable[[], Any]:
         return lambda: navigate(regime="L2", strategy=strategy, max_steps=max_steps, epochs=1)
 
-    steps = f"at most {max_steps} steps each"
+    count = "1 seed" if limit == 1 else f"{limit} seeds"
+    episodes = ("1 episode" if limit == 1 else f"{limit} episodes") + f" of at most {max_steps} steps"
     return [
         QuickTask(
             "detect L1 text",
-            f"{limit} seeds: judge each memory note stale or not, 10 notes per call",
+            f"{count}: is each of 64 memory notes stale? 10 notes per call",
             lambda: detect(regime="L1", modality="text"),
-            per_sample=30.0,
+            prompt=(QUICK_TOKENS["detect"][0], 0.0),
+            output=(QUICK_TOKENS["detect"][1], 0.0),
         ),
         QuickTask(
             "navigate omcd L2 text",
-            f"{limit} episodes, {steps}, auditing memory as cells come into view",
+            f"{episodes}, auditing memory as cells come into view",
             nav("omcd"),
-            per_sample=30.0,
-            per_step=2.5,
+            prompt=(QUICK_TOKENS["omcd"][0], QUICK_TOKENS["step"][0]),
+            output=(QUICK_TOKENS["omcd"][1], QUICK_TOKENS["step"][1]),
         ),
         QuickTask(
             "navigate no_filter L2 text",
-            f"{limit} episodes, {steps}, memory shown unaudited",
+            f"{episodes}, memory shown unaudited",
             nav("no_filter"),
-            per_sample=8.0,
-            per_step=2.5,
+            prompt=(QUICK_TOKENS["no_filter"][0], QUICK_TOKENS["step"][0]),
+            output=(QUICK_TOKENS["no_filter"][1], QUICK_TOKENS["step"][1]),
         ),
     ]
 
@@ -151,23 +160,35 @@ class _Run:
 
 
 _current: _Run | None = None
+_hook_registered = False
 
 
-@hooks(name="spatialstale_quickstart_progress", description="spatialstale quickstart: a line per finished sample")
-class QuickstartProgress(Hooks):
-    """Prints a line per finished sample while the quickstart runs (and only then)."""
+def _register_progress_hook() -> None:
+    """Register, once, the hook that prints a line per finished sample while
+    :data:`_current` is set. Not on import: Inspect announces the hooks
+    registered when it first builds a model (a banner), and would do so in
+    every process that imports this module; ``run_evals`` builds its model
+    first and then registers this one, which Inspect still calls."""
+    global _hook_registered
+    if _hook_registered:
+        return
+    from inspect_ai.hooks import Hooks, SampleEnd, hooks
 
-    def enabled(self) -> bool:
-        return _current is not None
+    @hooks(name="quickstart_progress", description="a line per finished sample")
+    class QuickstartProgress(Hooks):
+        def enabled(self) -> bool:
+            return _current is not None
 
-    async def on_sample_end(self, data: SampleEnd) -> None:
-        run = _current
-        if run is None:
-            return
-        run.done += 1
-        sample = data.sample
-        took = f"{sample.total_time:.0f} s" if sample.total_time is not None else "?"
-        say(f"{run.prefix}   sample {run.done}/{run.samples} done in {took}: {sample_summary(sample)}")
+        async def on_sample_end(self, data: SampleEnd) -> None:
+            run = _current
+            if run is None:
+                return
+            run.done += 1
+            sample = data.sample
+            took = f"{sample.total_time:.0f} s" if sample.total_time is not None else "?"
+            say(f"{run.prefix}   sample {run.done}/{run.samples} done in {took}: {sample_summary(sample)}")
+
+    _hook_registered = True
 
 
 @contextlib.contextmanager
@@ -203,12 +224,13 @@ def run_evals(
     max_steps: int = DEFAULT_MAX_STEPS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     tasks: list[QuickTask] | None = None,
-    estimates: bool = False,
+    speed: local_model.Speed | None = None,
     **eval_args: Any,
 ) -> list[Any]:
     """Run the quickstart tasks on ``model`` (an Inspect model name), one at a
-    time, printing progress (with the tasks' time estimates if ``estimates``:
-    they hold for the local model only); the EvalLogs.
+    time, printing progress; the EvalLogs. With the local server's ``speed``
+    each task gets a time estimate (its tokens at that speed, scaled by how
+    the tasks before it compared with theirs).
 
     ``model`` is a name, not a ``Model``: Inspect applies ``temperature`` and
     ``max_tokens`` given here only to models it builds itself (a ``Model``
@@ -220,15 +242,21 @@ def run_evals(
     the progress lines here replace it, in a terminal or not.
     """
     import inspect_ai
+    from inspect_ai.model import get_model
 
+    # The model first: a missing API key fails here, before any task (and see _register_progress_hook).
+    get_model(model, base_url=eval_args.get("model_base_url"))
+    _register_progress_hook()
     tasks = tasks if tasks is not None else quickstart_tasks(limit, max_steps)
     logs: list[Any] = []
     spent = estimated = 0.0
     for k, quick in enumerate(tasks, 1):
         prefix = f"[{k}/{len(tasks)}]"
         line = f"{prefix} {quick.label}: {quick.what}"
-        guess = quick.estimate(limit, max_steps) * (spent / estimated if estimated else 1.0)
-        say(line + (f"; estimate {_duration(guess)}" if estimates else ""))
+        if speed is not None:
+            guess = quick.estimate(speed, limit, max_steps)
+            line += f"; estimate {_duration(guess * (spent / estimated if estimated else 1.0))}"
+        say(line)
         began = time.perf_counter()
         with _progress(prefix, limit):
             (log,) = inspect_ai.eval(
@@ -244,7 +272,8 @@ def run_evals(
                 **eval_args,
             )
         took = time.perf_counter() - began
-        spent, estimated = spent + took, estimated + quick.estimate(limit, max_steps)
+        if speed is not None:
+            spent, estimated = spent + took, estimated + quick.estimate(speed, limit, max_steps)
         say(f"{prefix}   {quick.label}: {log.status} in {_duration(took)}")
         logs.append(log)
     return logs
@@ -353,7 +382,9 @@ def main(args: argparse.Namespace | None = None) -> int:
             t0 = time.perf_counter()
             with local_model.running_server(args.port) as server:
                 say(f"server up in {time.perf_counter() - t0:.1f} s at {server.base_url} (PID {server.pid})")
-                logs = run_evals(local_model.INSPECT_MODEL, *run, estimates=True, model_base_url=server.base_url)
+                speed = local_model.speed(server.port)
+                say(f"its speed now: prompt {speed.prompt:.0f} tokens/s, replies {speed.generation:.0f} tokens/s")
+                logs = run_evals(local_model.INSPECT_MODEL, *run, speed=speed, model_base_url=server.base_url)
             say("server stopped")
     print()
     if logs:

@@ -1,12 +1,14 @@
 """The local model: SmolLM2-135M-Instruct served by llama.cpp (the prebuilt
 ``xllamacpp`` wheel), called through the ``spatialstale-local`` provider.
 
-The end-to-end tests (marker ``local_model``) run against a real model nobody
-here wrote, started and stopped by the fixture. They assert structure, not
-quality: both tasks finish with status success, every sample is scored, every
-navigate step is a real ``move`` call (the server's reply, constrained by the
-provider's grammar, parsed by Inspect into a ``ToolCall`` and executed by the
-harness; none is a fallback), everything the audits said was either parsed or
+The end-to-end tests (marker ``local_model``) run ``spatialstale quickstart``
+itself (one seed / episode per task, a short budget) against a real model
+nobody here wrote, and a server of their own for the provider's round trip.
+They assert structure, not quality: the quickstart says what it does as it
+goes and ends cleanly, its three tasks finish with status success, every
+sample is scored, every navigate step is a real ``move`` call (the server's
+reply, constrained by the provider's grammar, parsed by Inspect into a
+``ToolCall`` and executed by the harness; none is a fallback), everything the audits said was either parsed or
 counted as a parse failure, and the logs open with ``read_eval_log``. They
 fail (do not skip) when the [local] extra is not installed.
 
@@ -21,9 +23,13 @@ Select or skip the end-to-end tests by marker: ``pytest -m local_model`` / ``pyt
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import contextlib
 import dataclasses
+import io
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -57,26 +63,60 @@ def server():
 
 
 @pytest.fixture(scope="module")
-def logs(server, tmp_path_factory):
-    """The quickstart's detect and omcd navigate tasks, one sample each, a short budget."""
-    detect, omcd, _ = quickstart.quickstart_tasks(limit=1, max_steps=MAX_STEPS)
-    log_dir = tmp_path_factory.mktemp("local-model-logs")
-    return quickstart.run_evals(
-        local_model.INSPECT_MODEL,
-        log_dir,
-        limit=1,
-        max_steps=MAX_STEPS,
-        max_tokens=MAX_TOKENS,
-        tasks=[detect, omcd],
-        model_base_url=server.base_url,
-        log_model_api=True,  # every request and reply in the log (Inspect keeps the first few by default)
-    )
+def quickstart_run(tmp_path_factory):
+    """``spatialstale quickstart`` itself, as a user runs it (its own server,
+    one seed / episode per task, a short budget): its printed output and logs.
+    Every model call's request and reply is kept in the logs
+    (``INSPECT_EVAL_LOG_MODEL_API``; Inspect keeps the first few by default)."""
+    try:
+        local_model.check_ready()
+    except local_model.LocalModelError as exc:
+        pytest.fail(f"the local-model test needs the [local] extra: {exc}", pytrace=False)
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    log_dir = tmp_path_factory.mktemp("quickstart-logs")
+    args = argparse.Namespace(model=None, limit=1, max_steps=MAX_STEPS, max_tokens=MAX_TOKENS, log_dir=str(log_dir),
+                              port=None)  # fmt: skip
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out):
+        mp.setenv("INSPECT_EVAL_LOG_MODEL_API", "1")
+        code = quickstart.main(args)
+    logs = [read_eval_log(info.name) for info in list_eval_logs(str(log_dir))]
+    return code, out.getvalue(), sorted(logs, key=lambda log: log.eval.created)
+
+
+@pytest.fixture(scope="module")
+def logs(quickstart_run):
+    return quickstart_run[2]
 
 
 def _by_task(logs, name):
-    found = [log for log in logs if log.eval.task.endswith(name)]
-    assert len(found) == 1, [log.eval.task for log in logs]
+    """The log of the task whose quickstart label starts with ``name`` ("detect", "navigate omcd", ...)."""
+
+    def label(log):
+        strategy = (log.eval.task_args or {}).get("strategy")
+        return " ".join([log.eval.task.split("/")[-1], *([strategy] if strategy else [])])
+
+    found = [log for log in logs if label(log).startswith(name)]
+    assert len(found) == 1, [label(log) for log in logs]
     return found[0]
+
+
+@pytest.mark.local_model
+def test_the_quickstart_says_what_it_does_and_ends_cleanly(quickstart_run):
+    code, out, logs = quickstart_run
+    assert code == 0, out
+    lines = out.splitlines()
+    assert not [line for line in lines if line and not line.strip()], "a line of spaces"  # Inspect's display is off
+    assert lines[0].startswith("starting the local model server") and lines[1].startswith("server up in")
+    assert re.fullmatch(r"its speed now: prompt \d+ tokens/s, replies \d+ tokens/s", lines[2]), lines[2]
+    for k, label in enumerate(("detect L1 text", "navigate omcd L2 text", "navigate no_filter L2 text"), 1):
+        assert any(re.match(rf"\[{k}/3\] {label}: .*; estimate \d+", line) for line in lines), (label, out)
+        assert any(line.startswith(f"[{k}/3]   sample 1/1 done in ") for line in lines), (label, out)
+        assert f"[{k}/3]   {label}: success in " in out
+    stopped = lines.index("server stopped")
+    assert lines[stopped - 1].startswith("[3/3]   navigate no_filter L2 text: success in ")
+    assert len(logs) == 3 and all(log.location in out for log in logs)
 
 
 @pytest.mark.local_model
@@ -95,8 +135,8 @@ def test_server_answers_on_loopback_only(server):
 
 
 @pytest.mark.local_model
-def test_both_tasks_succeed_and_every_sample_is_scored(logs):
-    assert len(logs) == 2
+def test_every_task_succeeds_and_every_sample_is_scored(logs):
+    assert len(logs) == 3
     for log in logs:
         assert log.status == "success", (log.eval.task, log.error)
         assert log.samples, log.eval.task
@@ -137,10 +177,11 @@ def _navigation_calls(sample):
 
 
 @pytest.mark.local_model
-def test_every_navigate_step_is_a_real_move_call_not_a_fallback(logs):
+@pytest.mark.parametrize("strategy", ["omcd", "no_filter"])
+def test_every_navigate_step_is_a_real_move_call_not_a_fallback(logs, strategy):
     """The round trip: the server's constrained reply, parsed by Inspect into a
     ``move`` ToolCall, executed by the harness (its recorded action)."""
-    log = _by_task(logs, "navigate")
+    log = _by_task(logs, f"navigate {strategy}")
     for sample in log.samples:
         (score,) = sample.scores.values()
         rec = score.metadata
@@ -161,10 +202,12 @@ def test_every_navigate_step_is_a_real_move_call_not_a_fallback(logs):
         answers = [m for m in sample.messages if m.role == "tool" and m.function == "move"]
         assert len(answers) == rec["steps"]
         assert not any(str(m.text).startswith(("No valid move", "Ignored")) for m in answers)
-        # the omcd audit ran and was counted entry by entry
-        assert rec["audits"] and rec["audit_calls"] >= 1
-        for audit in rec["audits"]:
-            assert audit["tp"] + audit["fp"] + audit["fn"] + audit["tn"] == 64
+        if strategy == "omcd":  # the audit ran and was counted entry by entry
+            assert rec["audits"] and rec["audit_calls"] >= 1
+            for audit in rec["audits"]:
+                assert audit["tp"] + audit["fp"] + audit["fn"] + audit["tn"] == 64
+        else:
+            assert rec["audit_calls"] == 0
 
 
 @pytest.mark.local_model
@@ -217,6 +260,30 @@ def test_provider_round_trip_through_history(server):
     assert again.function == "move" and again.arguments["direction"] in DIRECTIONS and again.parse_error is None
     # no tools, no grammar: a plain reply
     assert not plain.message.tool_calls and plain.message.text
+
+
+@pytest.mark.local_model
+def test_the_server_honours_inspects_response_schema(server):
+    """Structured output (``-T structured_output=true``) reaches the server as
+    Inspect's ``response_schema``; the provider adds no grammar to it, and the
+    reply has the schema's shape (checked with ``jsonschema``)."""
+    import jsonschema
+    from inspect_ai.model import ChatMessageUser, GenerateConfig, ResponseSchema, get_model
+    from inspect_ai.util import JSONSchema
+
+    properties = {"stale": {"type": "boolean"}, "why": {"type": "string", "maxLength": 40}}
+    schema = {"type": "object", "properties": properties, "required": ["stale", "why"], "additionalProperties": False}
+    response = ResponseSchema(name="verdict", json_schema=JSONSchema.model_validate(schema))
+    config = GenerateConfig(temperature=0, max_tokens=64, response_schema=response)
+    prompt = [ChatMessageUser(content="The note says (2,3) is safe; the cell is now a hole. Is the note stale?")]
+
+    async def ask():
+        return await get_model(local_model.INSPECT_MODEL, base_url=server.base_url, memoize=False).generate(
+            prompt, config=config
+        )
+
+    reply = asyncio.run(ask())
+    jsonschema.validate(json.loads(reply.message.text), schema)
 
 
 # -- unit tests: no server -----------------------------------------------------

@@ -118,6 +118,35 @@ def models_answer(port: int, timeout: float = 2.0) -> list[str] | None:
     return [m.get("id", "?") for m in body.get("data", [])] if isinstance(body, dict) else []
 
 
+@dataclass(frozen=True)
+class Speed:
+    """How fast the server works now, in tokens per second (llama.cpp's own timing)."""
+
+    prompt: float
+    generation: float
+
+
+#: What :func:`speed` sends: a prompt like the audits' memory notes, new to the
+#: server's cache each time (its first line counts up), and 16 tokens to write.
+SPEED_PROMPT = "\n".join(f"[mem_{k:03d}] SAFE at ({k // 8},{k % 8}): Frozen ice - safe to walk" for k in range(16))
+_speed_requests = 0
+
+
+def speed(port: int, timeout: float = 120.0) -> Speed:
+    """Measure the server's prompt and generation speed with one short completion
+    (a few seconds on 2 cores): the quickstart's estimates divide token counts by it."""
+    global _speed_requests
+    _speed_requests += 1
+    body = {"prompt": f"Check {_speed_requests} at {time.time()}.\n{SPEED_PROMPT}\n", "max_tokens": 16,
+            "temperature": 0, "ignore_eos": True}  # fmt: skip
+    request = urllib.request.Request(
+        f"{base_url(port)}/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        timings = json.load(response)["timings"]
+    return Speed(float(timings["prompt_per_second"]), float(timings["predicted_per_second"]))
+
+
 def pid_alive(pid: int) -> bool:
     """Whether ``pid`` runs and is our launcher (guards against PID reuse)."""
     try:
