@@ -1,11 +1,12 @@
 """Inspect registry entry point: importing this registers the suite's tasks
 (``spatialstale_evals/detect``, ``spatialstale_evals/navigate``, every name in
-the package's ``__all__``) and the ``spatialstale/<policy>`` scripted model
-provider."""
+the package's ``__all__``), the ``spatialstale/<policy>`` scripted model
+provider and ``spatialstale-local/<model>``, the local server's provider."""
 
 from inspect_ai.model import modelapi
 
 from spatialstale_evals import TASKS, task_functions
+from spatialstale_evals.local_model.provider import PROVIDER
 
 task_functions()  # imports each task module, whose @task registers it
 
@@ -17,4 +18,11 @@ def spatialstale():  # noqa: ANN201 - Inspect's provider factory protocol
     return ScriptedAPI
 
 
-__all__ = [*TASKS, "spatialstale"]
+@modelapi(name=PROVIDER)
+def spatialstale_local():  # noqa: ANN201 - Inspect's provider factory protocol
+    from spatialstale_evals.local_model.provider import LocalModelAPI
+
+    return LocalModelAPI
+
+
+__all__ = [*TASKS, "spatialstale", "spatialstale_local"]

@@ -2,13 +2,17 @@
 model with no API key.
 
 Starts the bundled SmolLM2-135M-Instruct server on 127.0.0.1 (stopped again
-on success, failure, Ctrl-C or SIGTERM), then runs with ``inspect_ai.eval``:
+on success, failure, Ctrl-C or SIGTERM), then runs, one task at a time with
+``inspect_ai.eval``:
 
-- ``detect``: 3 seeds, text observation, regime L1;
-- ``navigate``: 3 episodes each with ``omcd`` and ``no_filter``, regime L2,
-  a short step budget (``--max-steps``, default 10) so it runs in about 4 minutes on 2 cores;
+- ``detect``: 1 seed, text observation, regime L1;
+- ``navigate``: 1 episode each with ``omcd`` (audits its memory) and
+  ``no_filter`` (does not), regime L2, a short step budget (``--max-steps``, default 10);
 
-prints a results table per task and says how to open the logs.
+printing what it does as it goes (each task with a time estimate, each sample
+when it is done: plain lines, also when the output is not a terminal), then a
+results table per task and how to open the logs. ``--limit 3`` runs 3 seeds
+and episodes per task (about three times as long).
 
     pip install -e ".[local]" && spatialstale quickstart
     spatialstale quickstart --model openai/gpt-4o     # the same with a hosted model
@@ -21,17 +25,23 @@ import contextlib
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from spatialstale_evals import local_model
 
-DEFAULT_LIMIT = 3
+DEFAULT_LIMIT = 1
 DEFAULT_MAX_STEPS = 10
 DEFAULT_MAX_TOKENS = 512
 DETECT_METRICS = ("f1", "precision", "recall", "thaw_recall", "parse_failure_rate")
 NAVIGATE_METRICS = ("success_rate", "death_rate", "timeout_rate", "death_on_stale_rate", "fallback_rate")
+#: SmolLM2's mean tokens per seed or episode (new prompt tokens, reply tokens),
+#: and per navigate step after the first: ``python benchmarks/quickstart_time.py
+#: --limit 3`` (3 seeds / episodes of 10 steps per task, 2026-12-01). An
+#: episode's part holds its audits and its first step's prompt (all 64 notes).
+QUICK_TOKENS = {"detect": (2617, 1072), "omcd": (5050, 778), "no_filter": (1877, 0), "step": (18, 32)}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,9 +50,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="an Inspect model to use instead of the local server (e.g. openai/gpt-4o; needs its API key)",
     )
-    parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="seeds / episodes per task (default 3)")
     parser.add_argument(
-        "--max-steps", type=int, default=DEFAULT_MAX_STEPS, help="navigate step budget (default 10; the paper's is 50)"
+        "--limit", type=int, default=DEFAULT_LIMIT, help=f"seeds / episodes per task (default {DEFAULT_LIMIT})"
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=DEFAULT_MAX_STEPS,
+        help=f"navigate step budget (default {DEFAULT_MAX_STEPS}; the paper's is 50)",
     )
     parser.add_argument(
         "--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, help="reply length cap per call (default 512)"
@@ -69,16 +84,137 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def quickstart_tasks(limit: int = DEFAULT_LIMIT, max_steps: int = DEFAULT_MAX_STEPS) -> list[Any]:
+def say(line: str) -> None:
+    """One progress line, flushed: readable through a pipe or in a CI log."""
+    print(line, flush=True)
+
+
+# -- the tasks and what they cost ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuickTask:
+    """One quickstart task, what it does in words, and what it costs the local
+    model in tokens (new prompt tokens, i.e. not read from the server's prompt
+    cache, and reply tokens) per seed or episode, plus per navigate step: the
+    means of SmolLM2's runs (``benchmarks/quickstart_time.py``). Divided by the
+    server's measured speed they give the task's time estimate."""
+
+    label: str
+    what: str
+    build: Callable[[], Any]
+    prompt: tuple[float, float]  # per sample, per step
+    output: tuple[float, float]
+
+    def estimate(self, speed: local_model.Speed, limit: int, max_steps: int) -> float:
+        prompt = self.prompt[0] + self.prompt[1] * max_steps
+        output = self.output[0] + self.output[1] * max_steps
+        return limit * (prompt / speed.prompt + output / speed.generation)
+
+
+def quickstart_tasks(limit: int = DEFAULT_LIMIT, max_steps: int = DEFAULT_MAX_STEPS) -> list[QuickTask]:
     """detect (L1, text) and navigate (L2, omcd and no_filter), one episode per instance."""
     from spatialstale_evals.detect import detect
     from spatialstale_evals.navigate import navigate
 
+    def nav(strategy: str) -> Callable[[], Any]:
+        return lambda: navigate(regime="L2", strategy=strategy, max_steps=max_steps, epochs=1)
+
+    count = "1 seed" if limit == 1 else f"{limit} seeds"
+    episodes = ("1 episode" if limit == 1 else f"{limit} episodes") + f" of at most {max_steps} steps"
     return [
-        detect(regime="L1", modality="text"),
-        navigate(regime="L2", strategy="omcd", max_steps=max_steps, epochs=1),
-        navigate(regime="L2", strategy="no_filter", max_steps=max_steps, epochs=1),
+        QuickTask(
+            "detect L1 text",
+            f"{count}: is each of 64 memory notes stale? 10 notes per call",
+            lambda: detect(regime="L1", modality="text"),
+            prompt=(QUICK_TOKENS["detect"][0], 0.0),
+            output=(QUICK_TOKENS["detect"][1], 0.0),
+        ),
+        QuickTask(
+            "navigate omcd L2 text",
+            f"{episodes}, auditing memory as cells come into view",
+            nav("omcd"),
+            prompt=(QUICK_TOKENS["omcd"][0], QUICK_TOKENS["step"][0]),
+            output=(QUICK_TOKENS["omcd"][1], QUICK_TOKENS["step"][1]),
+        ),
+        QuickTask(
+            "navigate no_filter L2 text",
+            f"{episodes}, memory shown unaudited",
+            nav("no_filter"),
+            prompt=(QUICK_TOKENS["no_filter"][0], QUICK_TOKENS["step"][0]),
+            output=(QUICK_TOKENS["no_filter"][1], QUICK_TOKENS["step"][1]),
+        ),
     ]
+
+
+# -- progress -------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    """What the progress hook needs to know about the task running now."""
+
+    prefix: str
+    samples: int
+    done: int = 0
+
+
+_current: _Run | None = None
+_hook_registered = False
+
+
+def _register_progress_hook() -> None:
+    """Register, once, the hook that prints a line per finished sample while
+    :data:`_current` is set. Not on import: Inspect announces the hooks
+    registered when it first builds a model (a banner), and would do so in
+    every process that imports this module; ``run_evals`` builds its model
+    first and then registers this one, which Inspect still calls."""
+    global _hook_registered
+    if _hook_registered:
+        return
+    from inspect_ai.hooks import Hooks, SampleEnd, hooks
+
+    @hooks(name="quickstart_progress", description="a line per finished sample")
+    class QuickstartProgress(Hooks):
+        def enabled(self) -> bool:
+            return _current is not None
+
+        async def on_sample_end(self, data: SampleEnd) -> None:
+            run = _current
+            if run is None:
+                return
+            run.done += 1
+            sample = data.sample
+            took = f"{sample.total_time:.0f} s" if sample.total_time is not None else "?"
+            say(f"{run.prefix}   sample {run.done}/{run.samples} done in {took}: {sample_summary(sample)}")
+
+    _hook_registered = True
+
+
+@contextlib.contextmanager
+def _progress(prefix: str, samples: int) -> Iterator[None]:
+    global _current
+    _current = _Run(prefix, samples)
+    try:
+        yield
+    finally:
+        _current = None
+
+
+def sample_summary(sample: Any) -> str:
+    """What one finished sample did, in a few words."""
+    if sample.error is not None:
+        return f"error: {str(sample.error.message).splitlines()[0][:200]}"
+    nav = navigation_counts([sample])
+    if nav["steps"]:
+        outcome = next((k for k in ("success", "death", "timeout") if nav[k]), "no outcome")
+        return f"{outcome} after {nav['steps']} steps ({nav['move_calls']} move calls, {nav['fallbacks']} fallbacks)"
+    det = detection_counts([sample])
+    judged = det["entries"] - det["parse_failures"]
+    return f"{det['calls']} audit calls, {judged} of {det['entries']} notes got a usable verdict"
+
+
+# -- running --------------------------------------------------------------------
 
 
 def run_evals(
@@ -87,10 +223,14 @@ def run_evals(
     limit: int = DEFAULT_LIMIT,
     max_steps: int = DEFAULT_MAX_STEPS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
-    tasks: list[Any] | None = None,
+    tasks: list[QuickTask] | None = None,
+    speed: local_model.Speed | None = None,
     **eval_args: Any,
 ) -> list[Any]:
-    """Run the quickstart tasks on ``model`` (an Inspect model name); the EvalLogs.
+    """Run the quickstart tasks on ``model`` (an Inspect model name), one at a
+    time, printing progress; the EvalLogs. With the local server's ``speed``
+    each task gets a time estimate (its tokens at that speed, scaled by how
+    the tasks before it compared with theirs).
 
     ``model`` is a name, not a ``Model``: Inspect applies ``temperature`` and
     ``max_tokens`` given here only to models it builds itself (a ``Model``
@@ -98,28 +238,58 @@ def run_evals(
     ``model_base_url=`` for a local server. Samples run one at a time
     (``max_samples=1``): a local server answers one request at a time anyway,
     and consecutive calls of one sample share a prompt prefix that llama.cpp
-    then does not recompute.
+    then does not recompute. Inspect's own display is off (``display="none"``):
+    the progress lines here replace it, in a terminal or not.
     """
     import inspect_ai
+    from inspect_ai.model import get_model
 
-    return inspect_ai.eval(
-        tasks if tasks is not None else quickstart_tasks(limit, max_steps),
-        model=model,
-        limit=limit,
-        log_dir=str(log_dir),
-        temperature=0,
-        max_tokens=max_tokens,
-        max_samples=1,
-        max_tasks=1,
-        fail_on_error=False,
-        **eval_args,
-    )
+    # The model first: a missing API key fails here, before any task (and see _register_progress_hook).
+    get_model(model, base_url=eval_args.get("model_base_url"))
+    _register_progress_hook()
+    tasks = tasks if tasks is not None else quickstart_tasks(limit, max_steps)
+    logs: list[Any] = []
+    spent = estimated = 0.0
+    for k, quick in enumerate(tasks, 1):
+        prefix = f"[{k}/{len(tasks)}]"
+        line = f"{prefix} {quick.label}: {quick.what}"
+        if speed is not None:
+            guess = quick.estimate(speed, limit, max_steps)
+            line += f"; estimate {_duration(guess * (spent / estimated if estimated else 1.0))}"
+        say(line)
+        began = time.perf_counter()
+        with _progress(prefix, limit):
+            (log,) = inspect_ai.eval(
+                quick.build(),
+                model=model,
+                limit=limit,
+                log_dir=str(log_dir),
+                temperature=0,
+                max_tokens=max_tokens,
+                max_samples=1,
+                fail_on_error=False,
+                display="none",
+                **eval_args,
+            )
+        took = time.perf_counter() - began
+        if speed is not None:
+            spent, estimated = spent + took, estimated + quick.estimate(speed, limit, max_steps)
+        say(f"{prefix}   {quick.label}: {log.status} in {_duration(took)}")
+        logs.append(log)
+    return logs
 
 
-def navigation_counts(log: Any) -> dict[str, int]:
-    """Outcomes and how each decision was taken, from a navigate log."""
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+# -- the results ------------------------------------------------------------------
+
+
+def navigation_counts(samples: list[Any]) -> dict[str, int]:
+    """Outcomes and how each decision was taken, from navigate samples."""
     counts = dict.fromkeys(("success", "death", "timeout", "steps", "move_calls", "fallbacks", "extra_calls"), 0)
-    for sample in log.samples or []:
+    for sample in samples:
         for score in (sample.scores or {}).values():
             rec = score.metadata or {}
             if "outcome" not in rec:
@@ -132,11 +302,11 @@ def navigation_counts(log: Any) -> dict[str, int]:
     return counts
 
 
-def detection_counts(log: Any) -> dict[str, int]:
-    """Pooled confusion and parse counts from a detect log."""
+def detection_counts(samples: list[Any]) -> dict[str, int]:
+    """Pooled confusion and parse counts from detect samples."""
     keys = ("tp", "fp", "fn", "tn", "entries", "parse_failures", "calls")
     counts = dict.fromkeys(keys, 0)
-    for sample in log.samples or []:
+    for sample in samples:
         for score in (sample.scores or {}).values():
             value = score.value if isinstance(score.value, dict) else {}
             for key in keys:
@@ -179,13 +349,13 @@ def results_table(logs: list[Any]) -> str:
         if shown:
             lines.append("  " + ", ".join(shown))
         if spec.task.endswith("detect"):
-            c = detection_counts(log)
+            c = detection_counts(log.samples or [])
             lines.append(
                 f"  entries {c['entries']} (tp {c['tp']}, fp {c['fp']}, fn {c['fn']}, tn {c['tn']}), "
                 f"{c['parse_failures']} without a usable verdict, {c['calls']} audit calls"
             )
         else:
-            c = navigation_counts(log)
+            c = navigation_counts(log.samples or [])
             lines.append(
                 f"  episodes: {c['success']} success, {c['death']} death, {c['timeout']} timeout; "
                 f"{c['steps']} steps = {c['move_calls']} move calls + {c['fallbacks']} fallbacks"
@@ -201,26 +371,21 @@ def main(args: argparse.Namespace | None = None) -> int:
         args = parser.parse_args()
     began = time.perf_counter()
     logs: list[Any] = []
+    run = (args.log_dir, args.limit, args.max_steps, args.max_tokens)
     with _sigterm_as_interrupt():
         if args.model:
-            logs = run_evals(args.model, args.log_dir, args.limit, args.max_steps, args.max_tokens)
+            logs = run_evals(args.model, *run)
         else:
             local_model.check_ready()
-            print("starting the local model server (SmolLM2-135M-Instruct, llama-cpp-python)...", flush=True)
+            weights = local_model.ensure_gguf(say)
+            say(f"starting the local model server (SmolLM2-135M-Instruct, llama.cpp via xllamacpp; {weights.name})")
             t0 = time.perf_counter()
             with local_model.running_server(args.port) as server:
-                print(
-                    f"server up in {time.perf_counter() - t0:.1f} s at {server.base_url} (PID {server.pid})", flush=True
-                )
-                logs = run_evals(
-                    local_model.INSPECT_MODEL,
-                    args.log_dir,
-                    args.limit,
-                    args.max_steps,
-                    args.max_tokens,
-                    model_base_url=server.base_url,
-                )
-            print("server stopped", flush=True)
+                say(f"server up in {time.perf_counter() - t0:.1f} s at {server.base_url} (PID {server.pid})")
+                speed = local_model.speed(server.port)
+                say(f"its speed now: prompt {speed.prompt:.0f} tokens/s, replies {speed.generation:.0f} tokens/s")
+                logs = run_evals(local_model.INSPECT_MODEL, *run, speed=speed, model_base_url=server.base_url)
+            say("server stopped")
     print()
     if logs:
         print(results_table(logs))

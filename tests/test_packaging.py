@@ -102,10 +102,10 @@ def test_inspect_runs_the_registered_tasks_from_anywhere(
 
 def test_the_conformance_linter_passes_without_the_local_extra(installed: tuple[Path, Path]) -> None:
     """inspect-evals-lint maps imports to distributions through what is
-    installed: in this venv llama-cpp-python (the [local] extra) is not."""
+    installed: in this venv xllamacpp (the [local] extra) is not."""
     bin_dir, _ = installed
-    code = "import importlib.util, sys; sys.exit(importlib.util.find_spec('llama_cpp') is not None)"
-    assert _run([str(bin_dir / "python"), "-c", code], cwd=ROOT).returncode == 0, "llama_cpp must be absent here"
+    code = "import importlib.util, sys; sys.exit(importlib.util.find_spec('xllamacpp') is not None)"
+    assert _run([str(bin_dir / "python"), "-c", code], cwd=ROOT).returncode == 0, "xllamacpp must be absent here"
     out = _run(
         [str(bin_dir / "python"), "-m", "inspect_evals_lint", "--task", "spatialstale_evals/detect.py",
          "--output-format", "json"],

@@ -1,7 +1,7 @@
 """The server's lifecycle: start, wait, record, report, stop.
 
-:func:`start` runs the launcher (``python -m spatialstale_evals.local_model``,
-llama-cpp-python's server with our chat format registered) in the background
+:func:`start` runs the launcher (``python -m spatialstale_evals.local_model``:
+llama.cpp's C++ server from the prebuilt ``xllamacpp`` wheel) in the background
 and waits until ``GET /v1/models`` answers. The server runs in its own session
 (process group), so Ctrl-C in the terminal that started it does not reach it;
 :func:`stop` ends it by the PID recorded in the state file (SIGTERM to the
@@ -31,38 +31,29 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from spatialstale_evals.local_model.chat_format import CHAT_FORMAT, STOCK_CHAT_FORMAT
 from spatialstale_evals.local_model.errors import INSTALL_HINT, LocalModelError
-from spatialstale_evals.local_model.weights import find_gguf
+from spatialstale_evals.local_model.paths import state_dir
+from spatialstale_evals.local_model.provider import PROVIDER
+from spatialstale_evals.local_model.weights import ensure_gguf
 
-LAUNCHER = "spatialstale_evals.local_model"  # python -m LAUNCHER: the server with CHAT_FORMAT registered
-HOST = "127.0.0.1"
+LAUNCHER = "spatialstale_evals.local_model"  # python -m LAUNCHER: the server (__main__.py)
+HOST = "127.0.0.1"  # loopback only: the server has no API key
 DEFAULT_PORT = 8765
 MODEL_ALIAS = "smollm2"
-# The Inspect model name for the server: Inspect's llama-cpp-python provider
-# (an OpenAI-compatible client; its API key defaults to a placeholder).
-INSPECT_MODEL = f"llama-cpp-python/{MODEL_ALIAS}"
+# The Inspect model name for the server: this package's provider (provider.py),
+# which makes SmolLM2's tool calls with a grammar.
+INSPECT_MODEL = f"{PROVIDER}/{MODEL_ALIAS}"
 # The longest prompt the suite sends (navigate, text, all 64 memory notes, plus
-# the chat format's tool preamble) measured 2.3k tokens (audits: 0.95k); 8192
-# leaves room for the reply and for history > 0.
+# Inspect's tool-emulation preamble) measured 2.45k tokens (audits: 0.95k);
+# 8192 leaves room for the reply and for history > 0.
 N_CTX = 8192
 START_TIMEOUT = 120.0
 
 
-def check_llama_cpp() -> None:
-    """Fail clearly if ``llama_cpp`` or its server extra is missing."""
-    for module, what in (("llama_cpp", "llama-cpp-python"), ("llama_cpp.server", "llama-cpp-python[server]")):
-        try:
-            spec = importlib.util.find_spec(module)
-        except ModuleNotFoundError:
-            spec = None
-        if spec is None:
-            raise LocalModelError(f"{what} is not installed. Install: {INSTALL_HINT}")
-    for module in ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings"):
-        if importlib.util.find_spec(module) is None:
-            raise LocalModelError(
-                f"llama-cpp-python's server extra is incomplete ({module} missing). Install: {INSTALL_HINT}"
-            )
+def check_backend() -> None:
+    """Fail clearly if ``xllamacpp`` (llama.cpp's server, prebuilt) is missing."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise LocalModelError(f"xllamacpp (llama.cpp's server) is not installed. Install: {INSTALL_HINT}")
 
 
 def check_inspect_client() -> None:
@@ -74,23 +65,15 @@ def check_inspect_client() -> None:
 
 
 def check_ready() -> None:
-    """Everything a run on the local model needs, checked before anything
-    starts (the quickstart, the end-to-end and fault tests): llama-cpp-python
-    and its server extra, Inspect's client, the weights."""
-    check_llama_cpp()
+    """The packages a run on the local model needs, checked before anything
+    starts (the quickstart, the end-to-end and fault tests): the server
+    (xllamacpp) and Inspect's client. The weights are fetched by :func:`start`
+    if they are not here yet."""
+    check_backend()
     check_inspect_client()
-    find_gguf()
 
 
 # -- where things are ----------------------------------------------------------
-
-
-def state_dir() -> Path:
-    """Where PID/state files and the server's output go
-    (``$SPATIALSTALE_STATE_DIR``, default ``~/.cache/spatialstale``)."""
-    folder = Path(os.environ.get("SPATIALSTALE_STATE_DIR") or Path.home() / ".cache" / "spatialstale")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 def state_file(port: int) -> Path:
@@ -135,8 +118,37 @@ def models_answer(port: int, timeout: float = 2.0) -> list[str] | None:
     return [m.get("id", "?") for m in body.get("data", [])] if isinstance(body, dict) else []
 
 
+@dataclass(frozen=True)
+class Speed:
+    """How fast the server works now, in tokens per second (llama.cpp's own timing)."""
+
+    prompt: float
+    generation: float
+
+
+#: What :func:`speed` sends: a prompt like the audits' memory notes, new to the
+#: server's cache each time (its first line counts up), and 16 tokens to write.
+SPEED_PROMPT = "\n".join(f"[mem_{k:03d}] SAFE at ({k // 8},{k % 8}): Frozen ice - safe to walk" for k in range(16))
+_speed_requests = 0
+
+
+def speed(port: int, timeout: float = 120.0) -> Speed:
+    """Measure the server's prompt and generation speed with one short completion
+    (a few seconds on 2 cores): the quickstart's estimates divide token counts by it."""
+    global _speed_requests
+    _speed_requests += 1
+    body = {"prompt": f"Check {_speed_requests} at {time.time()}.\n{SPEED_PROMPT}\n", "max_tokens": 16,
+            "temperature": 0, "ignore_eos": True}  # fmt: skip
+    request = urllib.request.Request(
+        f"{base_url(port)}/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        timings = json.load(response)["timings"]
+    return Speed(float(timings["prompt_per_second"]), float(timings["predicted_per_second"]))
+
+
 def pid_alive(pid: int) -> bool:
-    """Whether ``pid`` runs and is a llama_cpp server (guards against PID reuse)."""
+    """Whether ``pid`` runs and is our launcher (guards against PID reuse)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -149,7 +161,7 @@ def pid_alive(pid: int) -> bool:
         return True  # no /proc (macOS): trust the signal check
     if not cmdline:  # a zombie: exited, not yet reaped
         return False
-    return "llama_cpp.server" in cmdline or LAUNCHER in cmdline
+    return LAUNCHER in cmdline
 
 
 # -- the state file ------------------------------------------------------------
@@ -191,9 +203,10 @@ def default_threads() -> int:
 def server_env() -> dict[str, str]:
     """The server's environment: OpenMP threads sleep instead of spinning.
 
-    llama-cpp-python builds llama.cpp with OpenMP, whose threads busy-wait by
-    default; when another process wants the CPU that collapses throughput.
-    Measured on 2 cores, SmolLM2, a 1.7k-token prompt + 100 tokens out: idle,
+    llama.cpp is built with OpenMP (xllamacpp's wheel too: ``OPENMP = 1`` in
+    ``xllamacpp.get_system_info()``), whose threads busy-wait by default; when
+    another process wants the CPU that collapses throughput. Measured with
+    llama-cpp-python's build on 2 cores, SmolLM2, a 1.7k-token prompt + 100 tokens out: idle,
     2 threads 6.6 s + 0.8 s (passive: 6.7 s + 2.3 s; 1 thread 12.6 s + 1.2 s);
     beside two busy processes, 2 threads 24 s + 3.5 s (passive: 14 s + 1.7 s;
     1 thread 18 s + 1.7 s), and beside this project's other test runs up to
@@ -204,32 +217,10 @@ def server_env() -> dict[str, str]:
     return env
 
 
-def server_command(
-    model: Path, port: int, n_ctx: int = N_CTX, threads: int | None = None, chat_format: str = CHAT_FORMAT
-) -> list[str]:
-    threads = threads or default_threads()
-    launcher = "llama_cpp.server" if chat_format == STOCK_CHAT_FORMAT else LAUNCHER
-    return [
-        sys.executable,
-        "-m",
-        launcher,
-        "--model",
-        str(model),
-        "--model_alias",
-        MODEL_ALIAS,
-        "--host",
-        HOST,
-        "--port",
-        str(port),
-        "--chat_format",
-        chat_format,
-        "--n_ctx",
-        str(n_ctx),
-        "--n_threads",
-        str(threads),
-        "--n_threads_batch",
-        str(threads),
-    ]
+def server_command(model: Path, port: int, n_ctx: int = N_CTX, threads: int | None = None) -> list[str]:
+    """The launcher's command line (``__main__.py`` reads it)."""
+    return [sys.executable, "-m", LAUNCHER, "--model", str(model), "--alias", MODEL_ALIAS, "--host", HOST,
+            "--port", str(port), "--n-ctx", str(n_ctx), "--threads", str(threads or default_threads())]  # fmt: skip
 
 
 # -- start, stop, status -------------------------------------------------------
@@ -246,13 +237,12 @@ def start(
     port: int = DEFAULT_PORT,
     timeout: float = START_TIMEOUT,
     n_ctx: int = N_CTX,
-    chat_format: str = CHAT_FORMAT,
     threads: int | None = None,
 ) -> ServerState:
     """Start the server in the background, wait until ``/v1/models`` answers,
     record its PID, and return its state. Raises :class:`LocalModelError`."""
-    check_llama_cpp()
-    model = find_gguf()
+    check_backend()
+    model = ensure_gguf()
     existing = read_state(port)
     if existing and pid_alive(existing.pid):
         raise LocalModelError(
@@ -261,7 +251,7 @@ def start(
         )
     if port_in_use(port):
         raise LocalModelError(f"port {port} on {HOST} is in use by another program; choose --port")
-    command = server_command(model, port, n_ctx, threads, chat_format)
+    command = server_command(model, port, n_ctx, threads)
     log_path = server_log(port)
     began = time.time()
     with open(log_path, "wb") as log:
@@ -358,12 +348,11 @@ def running_server(
     port: int | None = None,
     timeout: float = START_TIMEOUT,
     n_ctx: int = N_CTX,
-    chat_format: str = CHAT_FORMAT,
     threads: int | None = None,
 ) -> Iterator[ServerState]:
     """Start a server (on a free port by default) and always stop it on exit,
     also on an exception or Ctrl-C."""
-    state = start(port or free_port(), timeout=timeout, n_ctx=n_ctx, chat_format=chat_format, threads=threads)
+    state = start(port or free_port(), timeout=timeout, n_ctx=n_ctx, threads=threads)
     try:
         yield state
     finally:

@@ -1,0 +1,139 @@
+"""Tokens per second of the local server's two backends on this machine: the
+prebuilt ``xllamacpp`` wheel (what the [local] extra installs) and
+``llama-cpp-python`` compiled here (what it installed before issue 17).
+
+    python benchmarks/local_model_speed.py [--rounds 5] [--threads 2] [--max-tokens 128]
+
+Needs both installed (``pip install xllamacpp "llama-cpp-python[server]"``) and
+the SmolLM2 weights (``spatialstale local-model start`` fetches them). Both
+servers run at once on 127.0.0.1 with the same GGUF file, context, threads and
+``OMP_WAIT_POLICY=PASSIVE`` (an idle server's threads sleep); the rounds
+alternate between them, so both see the same load from whatever else runs on
+the machine. Each request is the same raw prompt through ``/v1/completions``
+(no chat template: the same tokens for both): the system and first user
+message of a real navigate step (L2, text, all 64 memory notes), made by the
+scripted ``observer`` agent, after a line with a fresh number so that no
+prompt cache can reuse an earlier request. Per round and backend: a request
+for 1 token (its wall time is the prompt's evaluation: prompt tokens/s) and
+one for ``--max-tokens`` (the extra wall time over the first is generation:
+``(max_tokens - 1)`` tokens/s). The medians over rounds are printed, with
+llama.cpp's own timing report for xllamacpp as a check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+from spatialstale_evals import local_model
+from spatialstale_evals.local_model import server as lm_server
+
+COUNTER = itertools.count(1)
+
+
+def navigate_prompt() -> str:
+    """A real navigate step's prompt, rendered as SmolLM2's chat template renders it."""
+    from inspect_ai import eval as inspect_eval
+
+    from spatialstale_evals.navigate import navigate
+
+    with tempfile.TemporaryDirectory() as logs:
+        (log,) = inspect_eval(
+            navigate(regime="L2", strategy="no_filter", max_steps=1, epochs=1),
+            model="spatialstale/observer",
+            limit=1,
+            log_dir=logs,
+            display="none",
+        )
+        system, user = (log.samples or [])[0].messages[:2]
+    turns = [f"<|im_start|>{m.role}\n{m.text}<|im_end|>\n" for m in (system, user)]
+    return "".join(turns) + "<|im_start|>assistant\n"
+
+
+def complete(port: int, prompt: str, max_tokens: int) -> tuple[float, dict]:
+    """One ``/v1/completions`` request after a fresh first line; its wall time and answer."""
+    body = {"prompt": f"Request {next(COUNTER)}.\n{prompt}", "max_tokens": max_tokens, "temperature": 0}
+    url = f"http://{lm_server.HOST}:{port}/v1/completions"
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    began = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=900) as response:
+        answer = json.load(response)
+    return time.perf_counter() - began, answer
+
+
+@contextlib.contextmanager
+def llama_cpp_python_server(model: Path, port: int, threads: int) -> Iterator[Path]:
+    """llama-cpp-python's own server on ``port``, stopped on exit; its output file."""
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", lm_server.HOST,
+               "--port", str(port), "--n_ctx", str(local_model.N_CTX), "--n_threads", str(threads),
+               "--n_threads_batch", str(threads)]  # fmt: skip
+    out = lm_server.state_dir() / f"bench-llama-cpp-python-{port}.log"
+    with open(out, "wb") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=lm_server.server_env())
+    try:
+        deadline = time.monotonic() + lm_server.START_TIMEOUT
+        while local_model.models_answer(port) is None:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"llama-cpp-python's server did not start; see {out}")
+            time.sleep(0.25)
+        yield out
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--max-tokens", type=int, default=128)
+    args = parser.parse_args()
+    prompt = navigate_prompt()
+    model = local_model.ensure_gguf()
+    rows: dict[str, dict[str, list[float]]] = {}
+    lcp_port = lm_server.free_port()
+    with local_model.running_server(threads=args.threads) as xl, llama_cpp_python_server(model, lcp_port, args.threads):
+        ports = {"xllamacpp": xl.port, "llama-cpp-python": lcp_port}
+        for port in ports.values():  # warm-up: load pages, first-call setup
+            complete(port, prompt, 2)
+        for _ in range(args.rounds):
+            for backend, port in ports.items():
+                first, one = complete(port, prompt, 1)
+                total, many = complete(port, prompt, args.max_tokens)
+                prompt_tokens = one["usage"]["prompt_tokens"]
+                generated = many["usage"]["completion_tokens"]
+                row = rows.setdefault(backend, {"pp": [], "tg": [], "prompt": [], "generated": []})
+                row["pp"].append(prompt_tokens / first)
+                row["tg"].append((generated - 1) / max(total - first, 1e-9))
+                row["prompt"].append(prompt_tokens)
+                row["generated"].append(generated)
+                if "timings" in many:  # llama.cpp's own report (xllamacpp)
+                    row.setdefault("server pp", []).append(many["timings"]["prompt_per_second"])
+                    row.setdefault("server tg", []).append(many["timings"]["predicted_per_second"])
+    print(f"{args.rounds} interleaved rounds, {args.threads} threads, max_tokens {args.max_tokens}:")
+    for backend, row in rows.items():
+        line = (
+            f"  {backend}: prompt {statistics.median(row['prompt']):.0f} tokens at "
+            f"{statistics.median(row['pp']):.0f} tokens/s, generation {statistics.median(row['generated']):.0f} "
+            f"tokens at {statistics.median(row['tg']):.1f} tokens/s"
+        )
+        if "server pp" in row:
+            line += (
+                f" (llama.cpp's own timings: {statistics.median(row['server pp']):.0f} / "
+                f"{statistics.median(row['server tg']):.1f} tokens/s)"
+            )
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
