@@ -98,15 +98,19 @@ def links(text: str) -> list[tuple[int, str]]:
     return found
 
 
-def broken_links(path: Path) -> list[str]:
+def broken_links(path: Path, root: Path = ROOT) -> list[str]:
     """What does not resolve among ``path``'s relative links: a missing file, or
-    an anchor that no heading of the target Markdown file (or of ``path``) has."""
+    an anchor that no heading of the target Markdown file (or of ``path``) has.
+    Links out of ``root`` (the contract, ``../shared/SPEC.md``, lives beside the
+    repository, not in a clone of it) are not checked."""
     problems = []
     for number, target in links(path.read_text(encoding="utf-8")):
         if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("//"):
             continue  # http:, https:, mailto: ...: not a file of the repository
         file_part, _, anchor = target.partition("#")
         resolved = (path.parent / file_part).resolve() if file_part else path
+        if not resolved.is_relative_to(root.resolve()):
+            continue
         where = f"{path.name}:{number}: {target}"
         if not resolved.exists():
             problems.append(f"{where} (no such file)")
@@ -148,9 +152,9 @@ def test_link_check_finds_broken_links(tmp_path: Path) -> None:
     bad = ["[gone](docs/missing.md)", "[anchor](docs/page.md#no-such-heading)", "![img](missing.png)", "[x](#nowhere)"]
     readme = tmp_path / "README.md"
     readme.write_text("# Top heading\n\n" + "\n".join(good) + "\n\n```\n[fenced](missing.md)\n```\n", "utf-8")
-    assert broken_links(readme) == []
+    assert broken_links(readme, tmp_path) == []
     readme.write_text("# Top heading\n\n" + "\n".join(good + bad) + "\n", "utf-8")
-    problems = broken_links(readme)
+    problems = broken_links(readme, tmp_path)
     assert [p.split(": ", 1)[1].split(" (")[0] for p in problems] == [b[b.index("(") + 1 : -1] for b in bad]
 
 
