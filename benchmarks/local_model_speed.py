@@ -13,11 +13,13 @@ the machine. Each request is the same raw prompt through ``/v1/completions``
 (no chat template: the same tokens for both): the system and first user
 message of a real navigate step (L2, text, all 64 memory notes), made by the
 scripted ``observer`` agent, after a line with a fresh number so that no
-prompt cache can reuse an earlier request. Per round and backend: a request
-for 1 token (its wall time is the prompt's evaluation: prompt tokens/s) and
-one for ``--max-tokens`` (the extra wall time over the first is generation:
-``(max_tokens - 1)`` tokens/s). The medians over rounds are printed, with
-llama.cpp's own timing report for xllamacpp as a check.
+prompt cache can reuse an earlier request, for ``--max-tokens`` tokens (on
+this prompt SmolLM2 repeats itself to the cap on both; xllamacpp also gets
+``ignore_eos``; the printed counts say). Both backends are llama.cpp underneath and
+report their own timers per request: xllamacpp in the reply (``timings``),
+llama-cpp-python in its server's output (``llama_perf_context_print``);
+those give prompt and generation tokens/s, whatever the client's overhead.
+The medians over rounds are printed, with each request's wall time.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import argparse
 import contextlib
 import itertools
 import json
+import os
+import re
 import statistics
 import subprocess
 import sys
@@ -62,7 +66,8 @@ def navigate_prompt() -> str:
 
 def complete(port: int, prompt: str, max_tokens: int) -> tuple[float, dict]:
     """One ``/v1/completions`` request after a fresh first line; its wall time and answer."""
-    body = {"prompt": f"Request {next(COUNTER)}.\n{prompt}", "max_tokens": max_tokens, "temperature": 0}
+    body = {"prompt": f"Request {next(COUNTER)}.\n{prompt}", "max_tokens": max_tokens, "temperature": 0,
+            "ignore_eos": True}  # fmt: skip
     url = f"http://{lm_server.HOST}:{port}/v1/completions"
     request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
     began = time.perf_counter()
@@ -92,6 +97,16 @@ def llama_cpp_python_server(model: Path, port: int, threads: int) -> Iterator[Pa
         process.wait(timeout=30)
 
 
+PERF = re.compile(r"(prompt eval|\s{8}eval) time =\s+([\d.]+) ms /\s+(\d+) (tokens|runs)")
+
+
+def llama_cpp_python_timings(output: Path) -> tuple[float, float]:
+    """Prompt and generation tokens/s of the last request in llama-cpp-python's server output."""
+    found = PERF.findall(output.read_text(encoding="utf-8", errors="replace"))
+    (_, p_ms, p_n, _), (_, g_ms, g_n, _) = found[-2:]
+    return int(p_n) / float(p_ms) * 1000, (int(g_n) / float(g_ms) * 1000) if float(g_ms) else float("nan")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
@@ -102,37 +117,33 @@ def main() -> None:
     model = local_model.ensure_gguf()
     rows: dict[str, dict[str, list[float]]] = {}
     lcp_port = lm_server.free_port()
-    with local_model.running_server(threads=args.threads) as xl, llama_cpp_python_server(model, lcp_port, args.threads):
+    with (
+        local_model.running_server(threads=args.threads) as xl,
+        llama_cpp_python_server(model, lcp_port, args.threads) as lcp_output,
+    ):
         ports = {"xllamacpp": xl.port, "llama-cpp-python": lcp_port}
         for port in ports.values():  # warm-up: load pages, first-call setup
             complete(port, prompt, 2)
         for _ in range(args.rounds):
             for backend, port in ports.items():
-                first, one = complete(port, prompt, 1)
-                total, many = complete(port, prompt, args.max_tokens)
-                prompt_tokens = one["usage"]["prompt_tokens"]
-                generated = many["usage"]["completion_tokens"]
-                row = rows.setdefault(backend, {"pp": [], "tg": [], "prompt": [], "generated": []})
-                row["pp"].append(prompt_tokens / first)
-                row["tg"].append((generated - 1) / max(total - first, 1e-9))
-                row["prompt"].append(prompt_tokens)
-                row["generated"].append(generated)
-                if "timings" in many:  # llama.cpp's own report (xllamacpp)
-                    row.setdefault("server pp", []).append(many["timings"]["prompt_per_second"])
-                    row.setdefault("server tg", []).append(many["timings"]["predicted_per_second"])
-    print(f"{args.rounds} interleaved rounds, {args.threads} threads, max_tokens {args.max_tokens}:")
+                wall, answer = complete(port, prompt, args.max_tokens)
+                if "timings" in answer:
+                    pp, tg = answer["timings"]["prompt_per_second"], answer["timings"]["predicted_per_second"]
+                else:
+                    pp, tg = llama_cpp_python_timings(lcp_output)
+                row = rows.setdefault(backend, {"pp": [], "tg": [], "wall": [], "prompt": [], "generated": []})
+                for key, value in zip(row, (pp, tg, wall, answer["usage"]["prompt_tokens"],
+                                            answer["usage"]["completion_tokens"]), strict=True):  # fmt: skip
+                    row[key].append(value)
+    print(f"{args.rounds} interleaved rounds, {args.threads} threads, max_tokens {args.max_tokens}, "
+          f"load {os.getloadavg()[0]:.1f}:")  # fmt: skip
     for backend, row in rows.items():
-        line = (
-            f"  {backend}: prompt {statistics.median(row['prompt']):.0f} tokens at "
-            f"{statistics.median(row['pp']):.0f} tokens/s, generation {statistics.median(row['generated']):.0f} "
-            f"tokens at {statistics.median(row['tg']):.1f} tokens/s"
+        m = {key: statistics.median(values) for key, values in row.items()}
+        print(
+            f"  {backend}: prompt {m['prompt']:.0f} tokens at {m['pp']:.0f} tokens/s, generation "
+            f"{m['generated']:.0f} tokens at {m['tg']:.1f} tokens/s; {m['wall']:.1f} s a request "
+            f"(per round: {', '.join(f'{p:.0f}/{g:.0f}' for p, g in zip(row['pp'], row['tg'], strict=True))})"
         )
-        if "server pp" in row:
-            line += (
-                f" (llama.cpp's own timings: {statistics.median(row['server pp']):.0f} / "
-                f"{statistics.median(row['server tg']):.1f} tokens/s)"
-            )
-        print(line)
 
 
 if __name__ == "__main__":
