@@ -18,7 +18,11 @@ reported, so a noisy machine slows both sides of a pair alike. The renderer's
 caches (``observe.png_data_uri``, ``render.CELLS``) are cleared before every
 navigate run, so each run renders its images. The agents' own time (the replay's lookup; the
 observer's planning in the warm-up) is measured by ``PolicyTimer`` and
-reported apart, with a ratio that leaves it out.
+reported apart, with a ratio that leaves it out; so is Inspect's lookup of
+the task's installed distribution (``DISTRIBUTION_LOOKUP``), slow only in a
+checkout that is not the installed package. CPU time (``time.process_time``,
+every thread of this process) is recorded beside the wall time, with its own
+paired ratios: a shared machine's load moves wall time more than CPU time.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 
 import numpy as np
 from inspect_ai import Task
+from inspect_ai._eval.task import log as inspect_task_log
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import (
@@ -60,6 +65,13 @@ AGENT_WORK: tuple[tuple[object, str], ...] = (
     (scripted_provider, "audit_reply"),
     (providers, "replay_move"),
 )
+#: Inspect's lookup, at each eval's start, of the installed distribution that
+#: provides the task (the bare task, defined here, has none). It is quick when
+#: the running package is the installed one; when it is not (a checkout run
+#: through ``PYTHONPATH`` beside an editable install elsewhere, as in a git
+#: worktree) it scans every installed distribution: about 0.3 s per run,
+#: reported apart so such a checkout measures what an installed one would.
+DISTRIBUTION_LOOKUP: tuple[tuple[object, str], ...] = ((inspect_task_log, "resolve_task_distribution"),)
 
 
 def clear_render_caches() -> None:
@@ -204,22 +216,25 @@ def check_calls(log: EvalLog, expected: int, side: str) -> None:
         raise RuntimeError(f"{side} made {made} calls, expected {expected}")
 
 
-def timed_pair(cal: Calibration, modality: str, limit: int, r: int, tmp: Path, timer: PolicyTimer) -> dict[str, Any]:
+def timed_pair(
+    cal: Calibration, modality: str, limit: int, r: int, tmp: Path, timer: PolicyTimer, lookup: PolicyTimer
+) -> dict[str, Any]:
     """One navigate run (replaying the observer) and then one bare run."""
     clear_render_caches()
     providers.use_replay(cal.moves)
-    timer.seconds = 0.0
+    timer.seconds = lookup.seconds = 0.0
     nav = run_eval(nav_task(modality), "perfbench/replay", tmp / f"overhead-{modality}-{r}", limit=limit)
     if providers.recorded_moves(nav.log) != cal.moves:
         raise RuntimeError("the replayed episodes differ from the observer's")
     check_calls(nav.log, sum(cal.calls), "navigate")
-    policy_s = timer.seconds
+    policy_s, lookup_s = timer.seconds, lookup.seconds
     bare = run_eval(cal.bare(), "perfbench/fixed", tmp / f"bare-{modality}-{r}")
     check_calls(bare.log, sum(cal.calls), "bare loop")
     return {
         "navigate_s": nav.wall_s,
         "bare_s": bare.wall_s,
         "policy_s": policy_s,
+        "lookup_s": lookup_s,
         "navigate_cpu_s": nav.cpu_s,
         "bare_cpu_s": bare.cpu_s,
         "navigate_events": sum(len(s.events) for s in nav.log.samples or []),
@@ -234,10 +249,10 @@ def timed_pair(cal: Calibration, modality: str, limit: int, r: int, tmp: Path, t
 def measure_overhead(modality: str, limit: int, repeats: int, tmp: Path) -> dict[str, Any]:
     """Calibrate, then ``repeats`` alternating pairs; the agents' functions are
     timed only while this runs (``PolicyTimer.timing``)."""
-    timer = PolicyTimer()
-    with timer.timing(AGENT_WORK):
+    timer, lookup = PolicyTimer(), PolicyTimer()
+    with timer.timing(AGENT_WORK), lookup.timing(DISTRIBUTION_LOOKUP):
         cal = calibrate(modality, limit, tmp, timer)
-        pairs = [timed_pair(cal, modality, limit, r, tmp, timer) for r in range(repeats)]
+        pairs = [timed_pair(cal, modality, limit, r, tmp, timer, lookup) for r in range(repeats)]
     return summarise(modality, cal, pairs)
 
 
@@ -245,7 +260,7 @@ def summarise(modality: str, cal: Calibration, pairs: list[dict[str, Any]]) -> d
     """The section's JSON: per-run times, their paired ratios, per-call figures
     (events and tokens of the last pair: they are the same in every pair)."""
     column = {key: [p[key] for p in pairs] for key in pairs[0]}
-    nav_s, bare_s, policy_s = column["navigate_s"], column["bare_s"], column["policy_s"]
+    nav_s, bare_s, policy_s, lookup_s = column["navigate_s"], column["bare_s"], column["policy_s"], column["lookup_s"]
     nav_cpu, bare_cpu = column["navigate_cpu_s"], column["bare_cpu_s"]
     ratios = [n / b for n, b in zip(nav_s, bare_s)]
     cpu_ratios = [n / b for n, b in zip(nav_cpu, bare_cpu)]
@@ -265,6 +280,11 @@ def summarise(modality: str, cal: Calibration, pairs: list[dict[str, Any]]) -> d
         "ratio": median(ratios),
         "ratios": ratios,
         "ratio_excluding_policy": median([(t - p) / b for t, p, b in zip(nav_s, policy_s, bare_s)]),
+        "lookup_s": lookup_s,
+        "ratio_excluding_lookup": median([(t - k) / b for t, k, b in zip(nav_s, lookup_s, bare_s)]),
+        "ratio_excluding_policy_and_lookup": median(
+            [(t - p - k) / b for t, p, k, b in zip(nav_s, policy_s, lookup_s, bare_s)]
+        ),
         "navigate_cpu_s": nav_cpu,
         "bare_cpu_s": bare_cpu,
         "cpu_ratio": median(cpu_ratios),

@@ -15,7 +15,7 @@ from .runner import KB, median
 
 #: The targets the summary checks: overhead ratio (text), and .eval KB per
 #: 50-step episode in text and image mode.
-TARGET_RATIO = 1.5
+TARGET_RATIO = 1.2  # issue 17: text and image
 TARGET_TEXT_KB = 50
 TARGET_IMAGE_KB = 500
 
@@ -44,20 +44,25 @@ def header_lines(res: dict[str, Any]) -> list[str]:
     ]
 
 
+def overhead_figure(o: dict[str, Any]) -> str:
+    """The median ratio, its spread, the CPU-time ratio and, when Inspect's
+    distribution lookup was slow (a checkout that is not the installed
+    package), the ratio without it."""
+    lookup = median(o.get("lookup_s", []))
+    without = f"; {o['ratio_excluding_lookup']:.2f} without the slow package lookup" if lookup > 0.05 else ""
+    return (
+        f"{o['ratio']:.2f} (runs {min(o['ratios']):.2f}-{max(o['ratios']):.2f}; CPU {o['cpu_ratio']:.2f}{without}; "
+        f"{o['navigate_ms_per_call']:.1f} vs {o['bare_ms_per_call']:.1f} ms/call)"
+    )
+
+
 def summary_overhead(res: dict[str, Any]) -> list[str]:
-    ov = {o["modality"]: o for o in res["overhead"]}
-    t = ov["text"]
-    out = [
-        f"| harness overhead ratio, text (navigate / bare Inspect loop, {t['generate_calls']} calls) "
-        f"| {t['ratio']:.2f} ({t['navigate_ms_per_call']:.1f} vs {t['bare_ms_per_call']:.1f} ms/call) "
-        f"| <= {TARGET_RATIO} | {yes(t['ratio'] <= TARGET_RATIO)}"
-        f"{' (quick run: too short to judge; run without --quick)' if res['quick'] else ''} |"
-    ]
-    if "image" in ov:
-        i = ov["image"]
+    quick = " (quick run: too short to judge; run without --quick)" if res["quick"] else ""
+    out = []
+    for o in res["overhead"]:
         out.append(
-            f"| harness overhead ratio, image ({i['generate_calls']} calls) | {i['ratio']:.2f} "
-            f"({i['navigate_ms_per_call']:.1f} vs {i['bare_ms_per_call']:.1f} ms/call) | report | - |"
+            f"| harness overhead ratio, {o['modality']} (navigate / bare Inspect loop, {o['generate_calls']} calls) "
+            f"| {overhead_figure(o)} | <= {TARGET_RATIO} | {yes(o['ratio'] <= TARGET_RATIO)}{quick} |"
         )
     return out
 
@@ -121,17 +126,20 @@ def overhead_section(res: dict[str, Any]) -> list[str]:
     out = ["### Harness overhead\n"]
     out += table(
         "| modality | episodes | generate calls | prompt tokens / call (navigate, bare) | navigate s | bare s "
-        "| ratio (median; all) | agent ms / call (replay; observer) | ratio without agent time | log events / call "
-        "(navigate, bare) |"
+        "| ratio (median; all) | CPU-time ratio (median; all) | agent ms / call (replay; observer) "
+        "| ratio without agent time | package lookup s (ratio without it) | log events / call (navigate, bare) |"
     )
     for o in res["overhead"]:
+        lookup = median(o.get("lookup_s", []))
         out.append(
             f"| {o['modality']} | {o['episodes']} | {o['generate_calls']} "
             f"| {o['prompt_tokens_navigate']:.0f}, {o['prompt_tokens_bare']:.0f} "
             f"| {median(o['navigate_s']):.2f} | {median(o['bare_s']):.2f} "
             f"| {o['ratio']:.2f} ({', '.join(f'{r:.2f}' for r in o['ratios'])}) "
+            f"| {o['cpu_ratio']:.2f} ({', '.join(f'{r:.2f}' for r in o['cpu_ratios'])}) "
             f"| {o['policy_ms_per_call']:.3f}; {o['observer_policy_ms_per_call']:.2f} "
             f"| {o['ratio_excluding_policy']:.2f} "
+            f"| {lookup:.2f} ({o.get('ratio_excluding_lookup', o['ratio']):.2f}) "
             f"| {o['events_per_call_navigate']:.1f}, {o['events_per_call_bare']:.1f} |"
         )
     out.append("")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from spatialstale_evals.harness import prompts
@@ -130,12 +131,26 @@ class Episode:
             self.decisions[eid] = new
         return changed
 
+    @cached_property
+    def cells(self) -> tuple[Cell, ...]:
+        """Every cell of the grid, row-major, made once per episode."""
+        return tuple((r, c) for r in range(len(self.grid)) for c in range(len(self.grid[0])))
+
     def observe(self) -> None:
-        """Record what the agent is shown now in the ledger (cell -> type, step)."""
-        for r, row in enumerate(self.grid):
-            for c, kind in enumerate(row):
-                if self.in_view((r, c)):
-                    self.ledger[(r, c)] = (kind, self.env.steps)
+        """Record what the agent is shown now in the ledger (cell -> type, step).
+
+        Called before every step: the cell keys are made once per episode and
+        the (type, step) pairs shared between cells of one type, so a step adds
+        a few objects rather than two per cell, each of which counts toward a
+        pass of the garbage collector (README, Performance)."""
+        grid, steps, stamps = self.grid, self.env.steps, {}
+        for cell in self.cells:
+            if self.in_view(cell):
+                kind = grid[cell[0]][cell[1]]
+                stamp = stamps.get(kind)
+                if stamp is None:
+                    stamp = stamps[kind] = (kind, steps)
+                self.ledger[cell] = stamp
 
     def step(self, direction: str) -> str:
         """Apply one move; the text the ``move`` tool returns."""

@@ -45,6 +45,8 @@ def covers_grid(height: int, width: int, radius: int | None) -> bool:
 
 def visible_grid(grid: Sequence[str], agent: Cell, radius: int | None) -> Grid:
     """The grid as the agent sees it: every cell out of view shown as ``?``."""
+    if radius is None:  # full observability: every cell in view, at every step
+        return tuple(grid)
     return tuple(
         "".join(kind if in_view(agent, (r, c), radius) else UNSEEN for c, kind in enumerate(row))
         for r, row in enumerate(grid)
