@@ -103,13 +103,14 @@ class QuickTask:
     label: str
     what: str
     build: Callable[[], Any]
-    prompt: tuple[float, float]  # per sample, per step
-    output: tuple[float, float]
+    tokens: str  # its key in QUICK_TOKENS
+    steps: bool  # a navigate task: each step adds QUICK_TOKENS["step"]
 
     def estimate(self, speed: local_model.Speed, limit: int, max_steps: int) -> float:
-        prompt = self.prompt[0] + self.prompt[1] * max_steps
-        output = self.output[0] + self.output[1] * max_steps
-        return limit * (prompt / speed.prompt + output / speed.generation)
+        (prompt, output), (step_prompt, step_output) = QUICK_TOKENS[self.tokens], QUICK_TOKENS["step"]
+        steps = max_steps if self.steps else 0
+        per_sample = (prompt + step_prompt * steps) / speed.prompt + (output + step_output * steps) / speed.generation
+        return limit * per_sample
 
 
 def quickstart_tasks(limit: int = DEFAULT_LIMIT, max_steps: int = DEFAULT_MAX_STEPS) -> list[QuickTask]:
@@ -127,22 +128,22 @@ def quickstart_tasks(limit: int = DEFAULT_LIMIT, max_steps: int = DEFAULT_MAX_ST
             "detect L1 text",
             f"{count}: is each of 64 memory notes stale? 10 notes per call",
             lambda: detect(regime="L1", modality="text"),
-            prompt=(QUICK_TOKENS["detect"][0], 0.0),
-            output=(QUICK_TOKENS["detect"][1], 0.0),
+            tokens="detect",
+            steps=False,
         ),
         QuickTask(
             "navigate omcd L2 text",
             f"{episodes}, auditing memory as cells come into view",
             nav("omcd"),
-            prompt=(QUICK_TOKENS["omcd"][0], QUICK_TOKENS["step"][0]),
-            output=(QUICK_TOKENS["omcd"][1], QUICK_TOKENS["step"][1]),
+            tokens="omcd",
+            steps=True,
         ),
         QuickTask(
             "navigate no_filter L2 text",
             f"{episodes}, memory shown unaudited",
             nav("no_filter"),
-            prompt=(QUICK_TOKENS["no_filter"][0], QUICK_TOKENS["step"][0]),
-            output=(QUICK_TOKENS["no_filter"][1], QUICK_TOKENS["step"][1]),
+            tokens="no_filter",
+            steps=True,
         ),
     ]
 
@@ -245,7 +246,7 @@ def run_evals(
     from inspect_ai.model import get_model
 
     # The model first: a missing API key fails here, before any task (and see _register_progress_hook).
-    get_model(model, base_url=eval_args.get("model_base_url"))
+    get_model(model, base_url=eval_args.get("model_base_url"))  # inspect-evals-lint: ignore[IEBP001] -- a key check
     _register_progress_hook()
     tasks = tasks if tasks is not None else quickstart_tasks(limit, max_steps)
     logs: list[Any] = []
