@@ -1,6 +1,7 @@
 """Measured cost of the suite: harness overhead, tokens, memory, log size, scaling.
 
     python benchmarks/perf.py [--quick] [--json perf.json] [--keep-logs DIR] [--only overhead,logs]
+                              [--no-log-realtime]
 
 Everything is measured in one run, side by side, so a noisy machine affects
 both sides of each comparison alike. Scripted agents (``spatialstale/<policy>``)
@@ -13,6 +14,8 @@ module of ``benchmarks/perfbench/`` whose docstring says how it measures:
   with an instant agent that replays the scripted observer's moves, divided by
   that of a bare Inspect loop making the same ``generate`` calls with prompts
   of the same size; median of alternating pairs; a cProfile by code area.
+  ``--no-log-realtime`` runs both sides as the matrix does, without Inspect's
+  realtime sample buffer (a per-event SQLite copy for live viewing).
 - **tokens** (``tokens.py``): per navigation decision and per episode by
   strategy, per detection instance at B = 1, 10, 20, 64, and a linear fit of
   an episode's tokens on its steps at ``history=0``.
@@ -71,6 +74,11 @@ def parse_args() -> argparse.Namespace:
         default=",".join(SECTIONS),
         help=f"comma-separated sections to run, of {', '.join(SECTIONS)} (default: all)",
     )
+    parser.add_argument(
+        "--no-log-realtime",
+        action="store_true",
+        help="overhead: both sides without Inspect's realtime sample buffer, as spatialstale matrix runs",
+    )
     args = parser.parse_args()
     args.sections = set(args.only.split(","))
     if not args.sections <= set(SECTIONS):
@@ -78,8 +86,11 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
-def run_sections(res: dict[str, Any], sections: set[str], quick: bool, tmp: Path, started: float) -> None:
-    """Run the chosen measurements in their fixed order, into ``res``."""
+def run_sections(
+    res: dict[str, Any], sections: set[str], quick: bool, tmp: Path, started: float, options: dict[str, Any]
+) -> None:
+    """Run the chosen measurements in their fixed order, into ``res``; the
+    overhead's two sides with the eval ``options``."""
 
     def step(name: str) -> None:
         print(f"[{time.perf_counter() - started:6.1f} s] {name}", file=sys.stderr, flush=True)
@@ -91,7 +102,7 @@ def run_sections(res: dict[str, Any], sections: set[str], quick: bool, tmp: Path
         res["overhead"], res["profile"] = [], []
         for modality in ("text", "image"):
             step(f"overhead, {modality}")
-            res["overhead"].append(measure_overhead(modality, overhead_limit, repeats, tmp))
+            res["overhead"].append(measure_overhead(modality, overhead_limit, repeats, tmp, options))
         for o in res["overhead"]:
             step(f"profile, {o['modality']}")
             res["profile"].append(profile_overhead(o, overhead_limit, tmp))
@@ -117,7 +128,8 @@ def main() -> None:
     res: dict[str, Any] = {"quick": args.quick, "machine": machine()}
     with tempfile.TemporaryDirectory(prefix="spatialstale-perf-") as tmpdir:
         tmp = Path(args.keep_logs) if args.keep_logs else Path(tmpdir)
-        run_sections(res, args.sections, args.quick, tmp, started)
+        options = {"log_realtime": False} if args.no_log_realtime else {}
+        run_sections(res, args.sections, args.quick, tmp, started, options)
     res["machine"]["load_after"] = os.getloadavg()
     res["wall_s"] = time.perf_counter() - started
     # The report needs every section; a partial run prints its JSON instead.

@@ -90,22 +90,31 @@ def nav_task(modality: str) -> Task:
 
 
 @solver
-def bare_generate_loop(system_chars: int, user_chars: int, images: tuple[str, ...] | None) -> Solver:
+def bare_generate_loop(
+    system_chars: int, user_chars: int, images: tuple[str, ...] | None, keep_messages: bool = False
+) -> Solver:
     """The baseline: ``metadata['calls']`` generate calls and nothing else.
 
     Like any real loop (and like navigate), it sends one system message per
     sample and a new user message per call whose text differs from the last:
     a constant prompt object would let Inspect pool it across the whole
-    sample and log it once, which no evaluation can do."""
+    sample and log it once, which no evaluation can do. With
+    ``keep_messages`` it also keeps the conversation in ``state.messages``
+    (each prompt and reply), as an Inspect agent does and navigate does for
+    the viewer's Messages tab; without, the sample logs only its model events."""
     config = GenerateConfig(parallel_tool_calls=False)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
         offset = state.metadata["offset"]
         system = ChatMessageSystem(content=numbered(offset, system_chars))
+        if keep_messages:
+            state.messages = [system]
         for i in range(state.metadata["calls"]):
             user = bare_user_message(offset + i, user_chars, images)
-            await model.generate([system, user], tools=[MOVE_TOOL], tool_choice="auto", config=config)
+            output = await model.generate([system, user], tools=[MOVE_TOOL], tool_choice="auto", config=config)
+            if keep_messages:
+                state.messages.extend([user, output.message])
         return state
 
     return solve
@@ -136,7 +145,9 @@ def numbered(i: int, n: int) -> str:
     return (tag + filler(n))[:n]
 
 
-def bare_task(calls: list[int], system_chars: int, user_chars: int, images: list[str] | None) -> Task:
+def bare_task(
+    calls: list[int], system_chars: int, user_chars: int, images: list[str] | None, keep_messages: bool = False
+) -> Task:
     """One sample per entry of ``calls``, each making that many calls; every
     call's number (``offset`` + i) is unique across the task."""
     offsets = np.cumsum([0, *calls[:-1]]).tolist()
@@ -148,8 +159,8 @@ def bare_task(calls: list[int], system_chars: int, user_chars: int, images: list
         dataset=MemoryDataset(samples, name="bare"),
         # A tuple, which Inspect logs as "tuple": a list of data URIs would be
         # written into the log header, a cost navigate does not pay.
-        solver=bare_generate_loop(system_chars, user_chars, tuple(images) if images else None),
-        name="bare_loop",
+        solver=bare_generate_loop(system_chars, user_chars, tuple(images) if images else None, keep_messages),
+        name="bare_loop_kept" if keep_messages else "bare_loop",
     )
 
 
@@ -180,17 +191,20 @@ class Calibration:
     prompt_tokens: float
     images: list[str] | None
     observer_policy_s: float
+    #: Inspect eval options both sides run with (e.g. ``log_realtime=False``).
+    options: dict[str, Any]
 
-    def bare(self) -> Task:
-        return bare_task(self.calls, self.system_chars, self.user_chars, self.images)
+    def bare(self, keep_messages: bool = False) -> Task:
+        return bare_task(self.calls, self.system_chars, self.user_chars, self.images, keep_messages)
 
 
-def calibrate(modality: str, limit: int, tmp: Path, timer: PolicyTimer) -> Calibration:
+def calibrate(modality: str, limit: int, tmp: Path, timer: PolicyTimer, options: dict[str, Any]) -> Calibration:
     """Run the observer once (timing its policy), read its prompts' sizes from
     the log, and warm up the bare loop once."""
     clear_render_caches()
     timer.seconds = 0.0
-    log = run_eval(nav_task(modality), "spatialstale/observer", tmp / f"overhead-{modality}-warm", limit=limit).log
+    warm = tmp / f"overhead-{modality}-warm"
+    log = run_eval(nav_task(modality), "spatialstale/observer", warm, limit=limit, **options).log
     observer_policy_s = timer.seconds
     samples = read_eval_log(log.location, resolve_attachments=True).samples or []
     calls = [len(model_events(s)) for s in samples]
@@ -205,8 +219,9 @@ def calibrate(modality: str, limit: int, tmp: Path, timer: PolicyTimer) -> Calib
         prompt_tokens=mean([usage_of(e)[0] for e in events]),
         images=image_pool(max(calls)) if images_per_call else None,
         observer_policy_s=observer_policy_s,
+        options=options,
     )
-    run_eval(cal.bare(), "perfbench/fixed", tmp / f"overhead-{modality}-bare-warm")
+    run_eval(cal.bare(), "perfbench/fixed", tmp / f"overhead-{modality}-bare-warm", **options)
     return cal
 
 
@@ -219,20 +234,24 @@ def check_calls(log: EvalLog, expected: int, side: str) -> None:
 def timed_pair(
     cal: Calibration, modality: str, limit: int, r: int, tmp: Path, timer: PolicyTimer, lookup: PolicyTimer
 ) -> dict[str, Any]:
-    """One navigate run (replaying the observer) and then one bare run."""
+    """One navigate run (replaying the observer), then one bare run, then one
+    of the bare loop keeping its conversation in ``state.messages``."""
     clear_render_caches()
     providers.use_replay(cal.moves)
     timer.seconds = lookup.seconds = 0.0
-    nav = run_eval(nav_task(modality), "perfbench/replay", tmp / f"overhead-{modality}-{r}", limit=limit)
+    nav = run_eval(nav_task(modality), "perfbench/replay", tmp / f"overhead-{modality}-{r}", limit=limit, **cal.options)
     if providers.recorded_moves(nav.log) != cal.moves:
         raise RuntimeError("the replayed episodes differ from the observer's")
     check_calls(nav.log, sum(cal.calls), "navigate")
     policy_s, lookup_s = timer.seconds, lookup.seconds
-    bare = run_eval(cal.bare(), "perfbench/fixed", tmp / f"bare-{modality}-{r}")
+    bare = run_eval(cal.bare(), "perfbench/fixed", tmp / f"bare-{modality}-{r}", **cal.options)
     check_calls(bare.log, sum(cal.calls), "bare loop")
+    kept = run_eval(cal.bare(keep_messages=True), "perfbench/fixed", tmp / f"kept-{modality}-{r}", **cal.options)
+    check_calls(kept.log, sum(cal.calls), "bare loop keeping messages")
     return {
         "navigate_s": nav.wall_s,
         "bare_s": bare.wall_s,
+        "kept_s": kept.wall_s,
         "policy_s": policy_s,
         "lookup_s": lookup_s,
         "navigate_cpu_s": nav.cpu_s,
@@ -246,12 +265,15 @@ def timed_pair(
 # --------------------------------------------------------------------------- the measurement
 
 
-def measure_overhead(modality: str, limit: int, repeats: int, tmp: Path) -> dict[str, Any]:
-    """Calibrate, then ``repeats`` alternating pairs; the agents' functions are
-    timed only while this runs (``PolicyTimer.timing``)."""
+def measure_overhead(
+    modality: str, limit: int, repeats: int, tmp: Path, options: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Calibrate, then ``repeats`` alternating pairs, both sides with the eval
+    ``options``; the agents' functions are timed only while this runs
+    (``PolicyTimer.timing``)."""
     timer, lookup = PolicyTimer(), PolicyTimer()
     with timer.timing(AGENT_WORK), lookup.timing(DISTRIBUTION_LOOKUP):
-        cal = calibrate(modality, limit, tmp, timer)
+        cal = calibrate(modality, limit, tmp, timer, dict(options or {}))
         pairs = [timed_pair(cal, modality, limit, r, tmp, timer, lookup) for r in range(repeats)]
     return summarise(modality, cal, pairs)
 
@@ -263,10 +285,12 @@ def summarise(modality: str, cal: Calibration, pairs: list[dict[str, Any]]) -> d
     nav_s, bare_s, policy_s, lookup_s = column["navigate_s"], column["bare_s"], column["policy_s"], column["lookup_s"]
     nav_cpu, bare_cpu = column["navigate_cpu_s"], column["bare_cpu_s"]
     ratios = [n / b for n, b in zip(nav_s, bare_s)]
+    kept_ratios = [n / k for n, k in zip(nav_s, column["kept_s"])]
     cpu_ratios = [n / b for n, b in zip(nav_cpu, bare_cpu)]
     n = sum(cal.calls)
     return {
         "modality": modality,
+        "eval_options": cal.options,
         "episodes": len(cal.calls),
         "generate_calls": n,
         "prompt_system_chars": cal.system_chars,
@@ -279,6 +303,9 @@ def summarise(modality: str, cal: Calibration, pairs: list[dict[str, Any]]) -> d
         "policy_s": policy_s,
         "ratio": median(ratios),
         "ratios": ratios,
+        "kept_s": column["kept_s"],
+        "ratio_vs_kept": median(kept_ratios),
+        "ratios_vs_kept": kept_ratios,
         "ratio_excluding_policy": median([(t - p) / b for t, p, b in zip(nav_s, policy_s, bare_s)]),
         "lookup_s": lookup_s,
         "ratio_excluding_lookup": median([(t - k) / b for t, k, b in zip(nav_s, lookup_s, bare_s)]),

@@ -101,9 +101,10 @@ def profile_overhead(result: dict[str, Any], limit: int, tmp: Path, top: int = 1
     system_chars, user_chars, images = result["_sizes"]
     clear_render_caches()
     providers.use_replay(result["_moves"])
-    prof_nav = profiled(nav_task(modality), "perfbench/replay", tmp / f"profile-{modality}-nav", limit=limit)
+    options = result["eval_options"]
+    prof_nav = profiled(nav_task(modality), "perfbench/replay", tmp / f"profile-{modality}-nav", limit=limit, **options)
     bare = bare_task(result["_calls"], system_chars, user_chars, images)
-    prof_bare = profiled(bare, "perfbench/fixed", tmp / f"profile-{modality}-bare")
+    prof_bare = profiled(bare, "perfbench/fixed", tmp / f"profile-{modality}-bare", **options)
     nav_keys, bare_keys = key_calls(prof_nav), key_calls(prof_bare)
     nav_areas, nav_funcs = profile_areas(prof_nav)
     bare_areas, _ = profile_areas(prof_bare)
