@@ -5,7 +5,7 @@ remote API (``-M latency_ms=L``: every call waits L ms), beside the ideal
 C / L of ``--max-connections C`` connections always busy.
 
     python benchmarks/latency.py [--latencies 100,500] [--connections 10,50] [--episodes-per-connection 4]
-                                 [--samples-per-connection 1,2] [--only navigate|matrix]
+                                 [--samples-per-connection 1,2] [--only navigate|matrix] [--no-log-realtime]
 
 Navigation steps wait for each other, so the parallelism is the episodes': a
 run gets ``episodes-per-connection`` x C episodes (``omcd``, L2, the scripted
@@ -17,7 +17,9 @@ beside the wall time: near 100 % of one core, the run is bound by the
 harness's own work per call, not by the provider. The matrix case runs detect
 and the five paper strategies on L1 (C seeds each) with ``max_tasks`` = the
 number of tasks (``eval_set``'s own default, the greater of 10 and the number
-of models, already lets six run at once: stated, not relied on).
+of models, already lets six run at once: stated, not relied on). The matrix
+runs without Inspect's realtime sample buffer (its default); navigate, as
+``inspect eval`` runs it, with it, unless ``--no-log-realtime``.
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ def model_calls(logs: list) -> int:  # type: ignore[type-arg]
     return sum(1 for log in full for s in log.samples or [] for e in s.events if e.event == "model")
 
 
-def navigate_rate(latency_ms: int, connections: int, per_connection: int, in_flight: int) -> tuple[int, float, float]:
+def navigate_rate(
+    latency_ms: int, connections: int, per_connection: int, in_flight: int, realtime: bool = True
+) -> tuple[int, float, float]:
     """(calls, wall seconds, CPU seconds) of one navigate run of per_connection x C episodes."""
     episodes = per_connection * connections
     seeds = len(dataset.load(None, REGIME))
@@ -60,6 +64,7 @@ def navigate_rate(latency_ms: int, connections: int, per_connection: int, in_fli
             limit=math.ceil(episodes / epochs),
             log_dir=log_dir,
             display="none",
+            log_realtime=realtime,
         )
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         if log.status != "success":
@@ -96,6 +101,7 @@ def main() -> None:
     parser.add_argument("--episodes-per-connection", type=int, default=4)
     parser.add_argument("--samples-per-connection", default="1,2", help="max_samples / max_connections")
     parser.add_argument("--only", choices=["navigate", "matrix"], help="run one of the two cases")
+    parser.add_argument("--no-log-realtime", action="store_true", help="navigate without the realtime sample buffer")
     args = parser.parse_args()
     print("| run | L (ms) | C | max_samples | calls | seconds | CPU | calls / s | ideal C / L | efficiency |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -111,8 +117,10 @@ def main() -> None:
         for connections in (int(x) for x in args.connections.split(",")):
             if args.only != "matrix":
                 for k in (int(x) for x in args.samples_per_connection.split(",")):
-                    calls, wall, cpu = navigate_rate(latency, connections, args.episodes_per_connection, k)
+                    realtime = not args.no_log_realtime
+                    calls, wall, cpu = navigate_rate(latency, connections, args.episodes_per_connection, k, realtime)
                     label = f"navigate {REGIME} omcd, {args.episodes_per_connection * connections} episodes"
+                    label += "" if realtime else ", no realtime buffer"
                     row(label, latency, connections, k * connections, calls, wall, cpu)
             if args.only != "navigate":
                 tasks, calls, wall, cpu = matrix_rate(latency, connections)
