@@ -11,9 +11,11 @@ making exactly as many ``generate`` calls as that navigate sample made
 the navigate prompts' mean sizes (plus a distinct PNG per call in image
 mode), the same ``move`` tool offered, against a trivial provider
 (``perfbench/fixed``) that returns a fixed ``move`` call and counts tokens
-like the scripted provider.
+like the scripted provider. A second bare side (``keep_messages``) also keeps
+its conversation in ``state.messages``, as navigate does for the viewer's
+Messages tab, so that the cost of keeping it shows apart (``ratio_vs_kept``).
 
-The two are repeated alternately and the median of the paired ratios is
+The sides are repeated alternately and the median of the paired ratios is
 reported, so a noisy machine slows both sides of a pair alike. The renderer's
 caches (``observe.png_data_uri``, ``render.CELLS``) are cleared before every
 navigate run, so each run renders its images. The agents' own time (the replay's lookup; the
