@@ -113,11 +113,11 @@ def main() -> None:
             f"| {calls / wall:.1f} | {ideal:.0f} | {calls / wall / ideal:.0%} |"
         )
 
+    realtime = not args.no_log_realtime
     for latency in (int(x) for x in args.latencies.split(",")):
         for connections in (int(x) for x in args.connections.split(",")):
             if args.only != "matrix":
                 for k in (int(x) for x in args.samples_per_connection.split(",")):
-                    realtime = not args.no_log_realtime
                     calls, wall, cpu = navigate_rate(latency, connections, args.episodes_per_connection, k, realtime)
                     label = f"navigate {REGIME} omcd, {args.episodes_per_connection * connections} episodes"
                     label += "" if realtime else ", no realtime buffer"
