@@ -3,7 +3,7 @@ measured with a scripted auditor, beside the paper's GPT-4o figures.
 
     python benchmarks/detect_tokens.py [--model spatialstale/observer] [--regime L1]
 
-Scripted agents count tokens as documented in spatialstale_evals/harness/provider.py
+Scripted agents count tokens as documented in spatialstale_evals/scripted/api.py
 (ceil(chars / 4), images 255); for a real model pass its --model and the
 provider's own usage is reported instead.
 """

@@ -5,7 +5,7 @@ and render time of each rendering variant.
     python benchmarks/factors.py [--seeds 50] [--renders 200]
 
 Tokens are counted as the scripted provider counts them (ceil(characters / 4),
-``harness/provider.py``) on the first step's prompt the navigate task builds
+``scripted/api.py``) on the first step's prompt the navigate task builds
 (``runs.cost.step_prompt_tokens``: system message, the memory view of
 ``no_filter``, observation, position, tool), averaged over the canonical L2
 seeds, and for one audit call (``detect``, batch 10) per window. Render times

@@ -7,7 +7,7 @@ Everything is measured in one run, side by side, so a noisy machine affects
 both sides of each comparison alike. Scripted agents (``spatialstale/<policy>``)
 stand in for a model; they count tokens as ceil(characters / 4) over every
 message and tool definition sent, plus 255 per image, and likewise over the
-reply (``spatialstale_evals/harness/provider.py``). The sections, each a
+reply (``spatialstale_evals/scripted/api.py``). The sections, each a
 module of ``benchmarks/perfbench/`` whose docstring says how it measures:
 
 - **overhead** (``overhead.py``, ``profiling.py``): wall time of ``navigate``

@@ -17,8 +17,8 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 
 from spatialstale_evals.detect import detect
-from spatialstale_evals.harness.strategies import STRATEGIES
 from spatialstale_evals.navigate import navigate
+from spatialstale_evals.navigation.strategies import STRATEGIES
 from spatialstale_evals.world.regimes import REGIMES
 
 

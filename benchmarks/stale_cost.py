@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from spatialstale_evals.harness.probing import CONVERSATIONS
+from spatialstale_evals.probing.probes import CONVERSATIONS
 from spatialstale_evals.runs.cost import estimate_stale
 from spatialstale_evals.stale import DEFAULT_CONTEXT_TOKENS, stale
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from inspect_ai.model import get_model
 
-from spatialstale_evals.harness.stale_corpus import STALE_DIMENSIONS, load_corpus
-from spatialstale_evals.harness.stale_scoring import judge, judge_messages
+from spatialstale_evals.stale_corpus.corpus import STALE_DIMENSIONS, load_corpus
+from spatialstale_evals.stale_corpus.scoring import judge, judge_messages
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 

@@ -30,7 +30,7 @@ from perfbench import providers  # noqa: F401 - registers the perfbench/<name> m
 from perfbench.overhead import bare_user_message, numbered
 from perfbench.runner import run_eval
 
-from spatialstale_evals.harness.navigation import MOVE_TOOL, STEP_SOURCE
+from spatialstale_evals.navigation.loop import MOVE_TOOL, STEP_SOURCE
 
 #: navigate's text prompt sizes (``perf.py``'s calibration: 481 and 4,080 characters).
 SYSTEM_CHARS, USER_CHARS = 481, 4080

@@ -6,14 +6,14 @@ provider and ``spatialstale-local/<model>``, the local server's provider."""
 from inspect_ai.model import modelapi
 
 from spatialstale_evals import TASKS, task_functions
-from spatialstale_evals.local_model.provider import PROVIDER
+from spatialstale_evals.local_model.config import PROVIDER
 
 task_functions()  # imports each task module, whose @task registers it
 
 
 @modelapi(name="spatialstale")
 def spatialstale():  # noqa: ANN201 - Inspect's provider factory protocol
-    from spatialstale_evals.harness.provider import ScriptedAPI
+    from spatialstale_evals.scripted.api import ScriptedAPI
 
     return ScriptedAPI
 

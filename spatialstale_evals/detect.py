@@ -11,8 +11,8 @@ from typing import Any
 
 from inspect_ai import Task, task
 
+from spatialstale_evals.detection.windows import DetectionSettings, audit_windows, detection_scorer
 from spatialstale_evals.harness.audit import FORMATS, AuditOutput, check_output
-from spatialstale_evals.harness.detection import DetectionSettings, audit_windows, detection_scorer
 from spatialstale_evals.harness.memory_text import FACTORS, MemoryStyle, check_memory
 from spatialstale_evals.harness.metrics import DETECTION_METRICS, EDIT_METRICS
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from

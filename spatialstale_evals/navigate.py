@@ -22,7 +22,6 @@ from spatialstale_evals.harness.memory_text import (
     check_memory,
 )
 from spatialstale_evals.harness.memory_view import FILTER_MODES, NEEDS_CORRECTIONS, FilterMode
-from spatialstale_evals.harness.navigation import NavigationSettings, navigation_loop, navigation_scorer
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
 from spatialstale_evals.harness.params import (
     NotApplicable,
@@ -35,8 +34,9 @@ from spatialstale_evals.harness.params import (
     reject_unknown,
 )
 from spatialstale_evals.harness.samples import InstanceSet
-from spatialstale_evals.harness.strategies import STRATEGIES, StrategyName
 from spatialstale_evals.metadata import task_name, task_version
+from spatialstale_evals.navigation.loop import NavigationSettings, navigation_loop, navigation_scorer
+from spatialstale_evals.navigation.strategies import STRATEGIES, StrategyName
 from spatialstale_evals.world.dataset import SIZES, Size
 from spatialstale_evals.world.observation import covers_grid
 from spatialstale_evals.world.regimes import RegimeName

@@ -22,8 +22,9 @@ from spatialstale_evals.harness.params import (
     pick,
     reject_unknown,
 )
-from spatialstale_evals.harness.probe_scoring import probe_scorer
-from spatialstale_evals.harness.probing import (
+from spatialstale_evals.harness.samples import InstanceSet
+from spatialstale_evals.metadata import task_name, task_version
+from spatialstale_evals.probing.probes import (
     CONVERSATIONS,
     PROBES,
     Conversation,
@@ -31,8 +32,7 @@ from spatialstale_evals.harness.probing import (
     check_dimensions,
     probe_targets,
 )
-from spatialstale_evals.harness.samples import InstanceSet
-from spatialstale_evals.metadata import task_name, task_version
+from spatialstale_evals.probing.scoring import probe_scorer
 from spatialstale_evals.world.dataset import SIZES, Size
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
@@ -63,7 +63,7 @@ def probe(
     (every change and event applied; the agent at the start), up to
     ``targets_per_kind`` of each kind (stale thaw, stale freeze, valid SAFE,
     valid DANGER), nearest the route memory suggests; every dimension is one
-    model call per target (``world/targets.py``, ``harness/probing.py``).
+    model call per target (``world/targets.py``, ``probing/probes.py``).
 
     Args:
         regime: Which change regime's instances (``L0``: every target is a control).

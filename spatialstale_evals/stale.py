@@ -26,9 +26,10 @@ from spatialstale_evals.harness.params import (
     check_subset,
     reject_unknown,
 )
-from spatialstale_evals.harness.probing import CONVERSATIONS, Conversation
-from spatialstale_evals.harness.stale_asking import StaleSettings, stale_probes
-from spatialstale_evals.harness.stale_corpus import (
+from spatialstale_evals.metadata import task_name, task_version
+from spatialstale_evals.probing.probes import CONVERSATIONS, Conversation
+from spatialstale_evals.stale_corpus.asking import StaleSettings, stale_probes
+from spatialstale_evals.stale_corpus.corpus import (
     HUB_REVISION,
     STALE_DIMENSIONS,
     STALE_TYPES,
@@ -38,8 +39,7 @@ from spatialstale_evals.harness.stale_corpus import (
     load_corpus,
     record_sample,
 )
-from spatialstale_evals.harness.stale_scoring import stale_judge, stale_metrics
-from spatialstale_evals.metadata import task_name, task_version
+from spatialstale_evals.stale_corpus.scoring import stale_judge, stale_metrics
 
 TASK_VERSION = task_version()
 logger = logging.getLogger(__name__)

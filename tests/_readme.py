@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import spatialstale_evals
-from spatialstale_evals.harness.stale_scoring import GRADER_ROLE
+from spatialstale_evals.stale_corpus.scoring import GRADER_ROLE
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

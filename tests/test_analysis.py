@@ -41,10 +41,10 @@ from spatialstale_evals import cli
 from spatialstale_evals.analysis import logs
 from spatialstale_evals.analysis.report import build_report
 from spatialstale_evals.detect import detect
-from spatialstale_evals.harness.provider import ScriptedAPI
 from spatialstale_evals.harness.samples import INSTANCE_KEY
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.runs import matrix
+from spatialstale_evals.scripted.api import ScriptedAPI
 from spatialstale_evals.world.grid import shortest_path
 
 SEEDS, EPOCHS = 6, 2
@@ -520,7 +520,7 @@ CHILD = textwrap.dedent(
     import asyncio, sys
     from inspect_ai.log._samples import sample_active
     from spatialstale_evals import cli
-    from spatialstale_evals.harness.provider import ScriptedAPI
+    from spatialstale_evals.scripted.api import ScriptedAPI
 
     original = ScriptedAPI.generate
 

@@ -48,10 +48,10 @@ from inspect_ai.util import registry_create
 
 import spatialstale_evals
 from spatialstale_evals.detect import TASK_VERSION as DETECT_VERSION
-from spatialstale_evals.harness.stale_corpus import HUB_FILE, HUB_RECORDS, HUB_REPO
 from spatialstale_evals.navigate import TASK_VERSION as NAVIGATE_VERSION
 from spatialstale_evals.probe import TASK_VERSION as PROBE_VERSION
 from spatialstale_evals.stale import TASK_VERSION as STALE_VERSION
+from spatialstale_evals.stale_corpus.corpus import HUB_FILE, HUB_RECORDS, HUB_REPO
 
 EVAL_YAML = ROOT / "spatialstale_evals" / "eval.yaml"
 CHANGELOG = ROOT / "CHANGELOG.md"

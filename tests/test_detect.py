@@ -32,7 +32,7 @@ from inspect_ai.model import (
 from PIL import Image
 
 from spatialstale_evals.detect import detect
-from spatialstale_evals.harness.detection import audit_windows
+from spatialstale_evals.detection.windows import audit_windows
 from spatialstale_evals.harness.samples import InstanceSet
 from spatialstale_evals.runs.cost import detect_settings
 

@@ -218,7 +218,7 @@ def test_a_restated_claim_or_a_note_is_not_shown_as_corrected() -> None:
 
 
 def test_a_correction_lasts_while_its_entry_stays_contradicted() -> None:
-    from spatialstale_evals.harness.episode import Episode
+    from spatialstale_evals.navigation.episode import Episode
     from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 
     inst = dataset.load(None, "L2")[0]

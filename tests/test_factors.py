@@ -25,9 +25,9 @@ from spatialstale_evals.analysis.report import build_report
 from spatialstale_evals.detect import detect
 from spatialstale_evals.harness.memory_text import suffix, system_prompt, written
 from spatialstale_evals.harness.params import defaults
-from spatialstale_evals.harness.provider import ScriptedAPI, text_output
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.runs.cost import estimate_detect
+from spatialstale_evals.scripted.api import ScriptedAPI, text_output
 from spatialstale_evals.world import dataset
 from spatialstale_evals.world.render import RenderStyle, decode_grid, render_png
 

@@ -240,7 +240,7 @@ def test_provider_round_trip_through_history(server):
     from inspect_ai.model import ChatMessageSystem, ChatMessageTool, ChatMessageUser, GenerateConfig, get_model
     from inspect_ai.tool import ToolFunction
 
-    from spatialstale_evals.harness.navigation import MOVE_TOOL
+    from spatialstale_evals.navigation.loop import MOVE_TOOL
 
     config = GenerateConfig(temperature=0, max_tokens=64)
     messages = [ChatMessageSystem(content="Move the agent."), ChatMessageUser(content="Go down, then right.")]

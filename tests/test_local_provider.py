@@ -21,8 +21,8 @@ import pytest
 from inspect_ai.model import ChatMessageUser, ContentImage, ContentText, ModelOutput
 from inspect_ai.tool import ToolFunction, ToolInfo, ToolParam, ToolParams
 
-from spatialstale_evals.harness.navigation import MOVE_TOOL
 from spatialstale_evals.local_model import LocalModelError, provider, weights
+from spatialstale_evals.navigation.loop import MOVE_TOOL
 
 LOOK_TOOL = ToolInfo(
     name="look",

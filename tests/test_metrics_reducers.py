@@ -34,10 +34,10 @@ from inspect_ai.scorer import Score, Target
 from inspect_ai.solver import TaskState
 from pytest_inspect_evals.metrics import assert_agreeing_epochs_change_nothing, run_metrics
 
+from spatialstale_evals.detection.windows import DETECTION_METRICS, detection_scorer
 from spatialstale_evals.harness import metrics
-from spatialstale_evals.harness.detection import DETECTION_METRICS, detection_scorer
 from spatialstale_evals.harness.metrics import EDIT_METRICS
-from spatialstale_evals.harness.navigation import NAVIGATION_METRICS, navigation_scorer
+from spatialstale_evals.navigation.loop import NAVIGATION_METRICS, navigation_scorer
 
 METRICS_FILE = Path(metrics.__file__)
 

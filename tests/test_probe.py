@@ -14,9 +14,9 @@ from inspect_ai.log import EvalLog, resolve_sample_attachments
 from inspect_ai.model import ChatMessageAssistant, ModelOutput, modelapi
 from inspect_ai.tool import ToolCall
 
-from spatialstale_evals.harness.provider import ScriptedAPI, count_input_tokens, last_prompt, text_output
-from spatialstale_evals.harness.scripted import entries, position
 from spatialstale_evals.probe import probe
+from spatialstale_evals.scripted.agents import entries, position
+from spatialstale_evals.scripted.api import ScriptedAPI, count_input_tokens, last_prompt, text_output
 from spatialstale_evals.world import dataset
 
 MOVES = {"UP": (-1, 0), "DOWN": (1, 0), "LEFT": (0, -1), "RIGHT": (0, 1)}
@@ -282,9 +282,9 @@ def test_show_store_false_shows_only_the_target_entry(tmp_path) -> None:
 def test_the_solver_asks_only_the_dimensions_it_is_given(tmp_path) -> None:
     from inspect_ai import Task
 
-    from spatialstale_evals.harness.probe_scoring import probe_scorer
-    from spatialstale_evals.harness.probing import probe_targets
     from spatialstale_evals.harness.samples import InstanceSet
+    from spatialstale_evals.probing.probes import probe_targets
+    from spatialstale_evals.probing.scoring import probe_scorer
     from spatialstale_evals.runs.cost import probe_settings
 
     settings = probe_settings(dimensions="premise", targets_per_kind=1)

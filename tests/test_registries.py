@@ -20,10 +20,11 @@ from inspect_ai.log import resolve_sample_attachments
 from spatialstale_evals import cli
 from spatialstale_evals.analysis.logs import DEFAULT_ARGS
 from spatialstale_evals.detect import detect
-from spatialstale_evals.harness import prompts, strategies
+from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.observe import OBSERVATIONS
-from spatialstale_evals.harness.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Verdict
 from spatialstale_evals.navigate import navigate
+from spatialstale_evals.navigation import strategies
+from spatialstale_evals.navigation.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Verdict
 from spatialstale_evals.runs.cost import estimate_navigate, navigate_settings, step_prompt_tokens
 from spatialstale_evals.runs.matrix import MatrixSpec
 from spatialstale_evals.world import dataset, regimes

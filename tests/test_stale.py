@@ -20,11 +20,11 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, read_eval_log, resolve_sample_attachments
 from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, modelapi
 
-from spatialstale_evals.harness.stale_corpus import CorpusError, load_corpus, parse_record, trim
-from spatialstale_evals.harness.stale_judgement import parse_stale_judgement
-from spatialstale_evals.harness.stale_scoring import judge_messages
-from spatialstale_evals.harness.stale_scripted import judge_reply
 from spatialstale_evals.stale import stale
+from spatialstale_evals.stale_corpus.corpus import CorpusError, load_corpus, parse_record, trim
+from spatialstale_evals.stale_corpus.judgement import parse_stale_judgement
+from spatialstale_evals.stale_corpus.scoring import judge_messages
+from spatialstale_evals.stale_corpus.scripted import judge_reply
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MINI = FIXTURES / "stale_mini.json"
@@ -443,8 +443,8 @@ def test_report_puts_stale_and_probe_side_by_side_for_one_model(tmp_path: Path) 
 
 
 def test_every_probe_names_a_stale_dimension() -> None:
-    from spatialstale_evals.harness.probing import OF_STALE_DIMENSION
-    from spatialstale_evals.harness.stale_corpus import STALE_DIMENSIONS
+    from spatialstale_evals.probing.probes import OF_STALE_DIMENSION
+    from spatialstale_evals.stale_corpus.corpus import STALE_DIMENSIONS
 
     assert sorted(OF_STALE_DIMENSION) == list(STALE_DIMENSIONS)
 

@@ -16,9 +16,9 @@ from inspect_ai.util import JSONSchema
 
 from spatialstale_evals.detect import detect
 from spatialstale_evals.harness.params import NotApplicable
-from spatialstale_evals.harness.provider import ScriptedAPI
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.probe import probe
+from spatialstale_evals.scripted.api import ScriptedAPI
 from spatialstale_evals.stale import stale
 
 MINI = Path(__file__).parent / "fixtures" / "stale_mini.json"
@@ -145,7 +145,7 @@ def test_every_schema_field_is_one_the_prompt_asks_for() -> None:
     """The schemas cannot drift from the prompts: each property is named in its request's text."""
     from spatialstale_evals.harness import prompts
     from spatialstale_evals.harness.audit import REQUESTS, SCHEMAS
-    from spatialstale_evals.harness.probing import PROBES
+    from spatialstale_evals.probing.probes import PROBES
 
     for output, schema in SCHEMAS.items():
         item = schema.properties["verdicts"].items

@@ -51,9 +51,9 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from spatialstale_evals.harness import observe
-from spatialstale_evals.harness import provider as scripted_provider
-from spatialstale_evals.harness.navigation import MOVE_TOOL
 from spatialstale_evals.navigate import navigate
+from spatialstale_evals.navigation.loop import MOVE_TOOL
+from spatialstale_evals.scripted import api as scripted_provider
 from spatialstale_evals.world import dataset as world_dataset
 from spatialstale_evals.world.render import CELLS, render_png
 

@@ -22,14 +22,14 @@ from .runner import run_eval
 
 #: (path suffix, function name) -> label: where a navigate decision's time goes.
 KEY_CALLS = {
-    ("spatialstale_evals/harness/navigation.py", "solve"): "navigation loop (everything in the solver)",
+    ("spatialstale_evals/navigation/loop.py", "solve"): "navigation loop (everything in the solver)",
     ("inspect_ai/model/_model.py", "generate"): "Inspect Model.generate (incl. provider)",
-    ("spatialstale_evals/harness/provider.py", "generate"): "scripted provider generate",
+    ("spatialstale_evals/scripted/api.py", "generate"): "scripted provider generate",
     ("benchmarks/perfbench/providers.py", "generate"): "perfbench provider generate",
     ("inspect_ai/model/_call_tools.py", "execute_tools"): "Inspect execute_tools (move tool)",
-    ("spatialstale_evals/harness/navigation.py", "step_message"): "prompt building (step_message)",
+    ("spatialstale_evals/navigation/loop.py", "step_message"): "prompt building (step_message)",
     ("spatialstale_evals/world/render.py", "render_png"): "render_png",
-    ("spatialstale_evals/harness/episode.py", "step"): "world step (Episode.step)",
+    ("spatialstale_evals/navigation/episode.py", "step"): "world step (Episode.step)",
     ("spatialstale_evals/harness/parsing.py", "parse_move"): "move parsing",
     ("inspect_ai/_eval/task/log.py", "log_sample_event"): "Inspect per-event sample buffer",
     ("inspect_ai/_eval/task/run.py", "log_sample"): "Inspect sample logging",

@@ -12,7 +12,7 @@
   ``observer`` without spending time reading the prompt.
 
 All count tokens exactly as the scripted provider does
-(``spatialstale_evals/harness/provider.py``). Importing this module registers
+(``spatialstale_evals/scripted/api.py``). Importing this module registers
 the ``perfbench`` provider with Inspect, so ``inspect_ai.eval(...,
 model="perfbench/replay")`` works in this process.
 """
@@ -28,9 +28,9 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from spatialstale_evals.harness import scripted
 from spatialstale_evals.harness.observe import Prompt, read_grid
-from spatialstale_evals.harness.provider import count_input_tokens, episode_salt, last_prompt, move_output, text_output
+from spatialstale_evals.scripted import agents as scripted
+from spatialstale_evals.scripted.api import count_input_tokens, episode_salt, last_prompt, move_output, text_output
 from spatialstale_evals.world.grid import ACTIONS, HOLE, apply_move
 
 from .runner import model_events

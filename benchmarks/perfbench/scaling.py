@@ -16,10 +16,10 @@ from typing import Any
 
 from spatialstale_evals.detect import detect
 from spatialstale_evals.harness import observe
-from spatialstale_evals.harness.episode import Episode
-from spatialstale_evals.harness.navigation import step_message
-from spatialstale_evals.harness.strategies import STRATEGIES
 from spatialstale_evals.navigate import navigate
+from spatialstale_evals.navigation.episode import Episode
+from spatialstale_evals.navigation.loop import step_message
+from spatialstale_evals.navigation.strategies import STRATEGIES
 from spatialstale_evals.world import dataset as world_dataset
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.instance import Instance

@@ -21,8 +21,8 @@ from inspect_ai.log import EvalLog
 
 from spatialstale_evals import paper
 from spatialstale_evals.detect import detect
-from spatialstale_evals.harness.strategies import STRATEGIES as REGISTERED
 from spatialstale_evals.navigate import navigate
+from spatialstale_evals.navigation.strategies import STRATEGIES as REGISTERED
 
 from .runner import linear_fit, mean, model_events, run_eval, usage_of
 

@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from spatialstale_evals.analysis.inference import paired_vectors
-from spatialstale_evals.analysis.stats import holm, paired_wilcoxon
+from spatialstale_evals.analysis.significance import holm, paired_wilcoxon
 from spatialstale_evals.analysis.tables import sort_table
 from spatialstale_evals.analysis.trust import RAW, WITHOUT_MEMORY, is_clean
 from spatialstale_evals.harness.memory_text import FACTORS

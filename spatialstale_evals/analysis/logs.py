@@ -320,7 +320,7 @@ def _navigate_fields(task_args: dict[str, Any], row: Any, s: Any, value: dict, d
 
 
 def _probe_fields(task_args: dict[str, Any], row: Any, s: Any, value: dict, detail: dict) -> dict[str, Any]:
-    return dict(value)  # the counts per dimension x kind x outcome (harness/probing.py)
+    return dict(value)  # the counts per dimension x kind x outcome (probing/probes.py)
 
 
 def _stale_fields(task_args: dict[str, Any], row: Any, s: Any, value: dict, detail: dict) -> dict[str, Any]:

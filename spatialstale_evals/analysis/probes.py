@@ -1,6 +1,6 @@
 """The report's probe table: STALE's three dimensions per model, config,
 regime and modality, from the counts the probe scorer records, with the very
-ratios its task metrics use (``harness/probe_scoring.py``); and STALE's own
+ratios its task metrics use (``probing/scoring.py``); and STALE's own
 reported pass rates beside them, marked as a different benchmark."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import pandas as pd
 
 from spatialstale_evals import paper
 from spatialstale_evals.analysis.tables import nan, sort_table
-from spatialstale_evals.harness import probe_scoring as ps
 from spatialstale_evals.harness.counts import ratio
-from spatialstale_evals.harness.probing import DIMENSION_KINDS, DIMENSIONS, OF_STALE_DIMENSION
+from spatialstale_evals.probing import scoring as ps
+from spatialstale_evals.probing.probes import DIMENSION_KINDS, DIMENSIONS, OF_STALE_DIMENSION
 
 GROUP = ["model", "config", "regime", "modality"]
 #: The config label of STALE's reference rows.

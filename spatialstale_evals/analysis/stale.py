@@ -2,7 +2,7 @@
 
 - ``stale_table``: the stale task's accuracy per model x config x conflict
   type x dimension, over judged answers only (the task metrics' own ratios,
-  ``harness/stale_scoring.py``), with the unscored answers (judge failures)
+  ``stale_corpus/scoring.py``), with the unscored answers (judge failures)
   counted beside, and STALE's published number for a model of the same name
   (judged by upstream's judge and rubric, not ours; its overall only beside a
   run of all six cells); then STALE's published rows of the systems no model
@@ -24,10 +24,10 @@ import pandas as pd
 from spatialstale_evals import paper
 from spatialstale_evals.analysis import probes
 from spatialstale_evals.analysis.tables import nan
-from spatialstale_evals.harness import probe_scoring as ps
-from spatialstale_evals.harness.probing import OF_STALE_DIMENSION
-from spatialstale_evals.harness.stale_corpus import STALE_DIMENSIONS, STALE_TYPES
-from spatialstale_evals.harness.stale_scoring import (
+from spatialstale_evals.probing import scoring as ps
+from spatialstale_evals.probing.probes import OF_STALE_DIMENSION
+from spatialstale_evals.stale_corpus.corpus import STALE_DIMENSIONS, STALE_TYPES
+from spatialstale_evals.stale_corpus.scoring import (
     CELLS,
     accuracy_of,
     cell_key,

@@ -29,10 +29,11 @@ from typing import Any
 import pandas as pd
 
 from spatialstale_evals import paper
-from spatialstale_evals.harness import counts, episode, metrics
+from spatialstale_evals.harness import counts, metrics
 from spatialstale_evals.harness.counts import DetectionCounts, NavigationCounts
 from spatialstale_evals.harness.observe import OBSERVATIONS
-from spatialstale_evals.harness.strategies import STRATEGIES
+from spatialstale_evals.navigation import episode
+from spatialstale_evals.navigation.strategies import STRATEGIES
 from spatialstale_evals.world.regimes import REGIMES
 
 OUTCOMES = episode.OUTCOMES

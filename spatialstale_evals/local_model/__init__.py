@@ -26,12 +26,9 @@ LM Studio through Inspect's generic ``--model openai-api/<service>/<model>``
 with ``<SERVICE>_BASE_URL`` and ``<SERVICE>_API_KEY`` set.
 """
 
+from spatialstale_evals.local_model.config import DEFAULT_PORT, INSPECT_MODEL, MODEL_ALIAS, PROVIDER, base_url
 from spatialstale_evals.local_model.errors import LocalModelError
-from spatialstale_evals.local_model.provider import PROVIDER
 from spatialstale_evals.local_model.server import (
-    DEFAULT_PORT,
-    INSPECT_MODEL,
-    MODEL_ALIAS,
     N_CTX,
     START_TIMEOUT,
     ServerState,
@@ -56,6 +53,7 @@ __all__ = [
     "N_CTX",
     "PROVIDER",
     "START_TIMEOUT",
+    "base_url",
     "LocalModelError",
     "ServerState",
     "Speed",

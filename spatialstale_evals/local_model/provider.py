@@ -50,9 +50,9 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolFunction, ToolInfo
 
-PROVIDER = "spatialstale-local"
-#: The server's address when ``--model-base-url`` is not given (default: ``spatialstale local-model start``'s).
-BASE_URL_VAR = "SPATIALSTALE_LOCAL_BASE_URL"
+from spatialstale_evals.local_model.config import BASE_URL_VAR, PROVIDER
+from spatialstale_evals.local_model.config import base_url as default_base_url
+
 IMAGE_PLACEHOLDER = "[image omitted: this model reads text only]"
 #: How a reply that is not a call opens when ``tool_choice`` is ``"auto"``.
 MESSAGE_OPENING = "message:"
@@ -127,8 +127,6 @@ class LocalModelAPI(ModelAPI):
         config: GenerateConfig | None = None,
         **model_args: Any,
     ) -> None:
-        from spatialstale_evals.local_model.server import base_url as default_base_url
-
         base_url = base_url or os.environ.get(BASE_URL_VAR) or default_base_url()
         config = config or GenerateConfig()
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)

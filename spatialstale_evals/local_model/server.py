@@ -31,18 +31,12 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from spatialstale_evals.local_model.config import DEFAULT_PORT, HOST, INSPECT_MODEL, MODEL_ALIAS, base_url
 from spatialstale_evals.local_model.errors import INSTALL_HINT, LocalModelError
 from spatialstale_evals.local_model.paths import state_dir
-from spatialstale_evals.local_model.provider import PROVIDER
 from spatialstale_evals.local_model.weights import ensure_gguf
 
 LAUNCHER = "spatialstale_evals.local_model"  # python -m LAUNCHER: the server (__main__.py)
-HOST = "127.0.0.1"  # loopback only: the server has no API key
-DEFAULT_PORT = 8765
-MODEL_ALIAS = "smollm2"
-# The Inspect model name for the server: this package's provider (provider.py),
-# which makes SmolLM2's tool calls with a grammar.
-INSPECT_MODEL = f"{PROVIDER}/{MODEL_ALIAS}"
 # The longest prompt the suite sends (navigate, text, all 64 memory notes, plus
 # Inspect's tool-emulation preamble) measured 2.45k tokens (audits: 0.95k);
 # 8192 leaves room for the reply and for history > 0.
@@ -82,10 +76,6 @@ def state_file(port: int) -> Path:
 
 def server_log(port: int) -> Path:
     return state_dir() / f"local-model-{port}.log"
-
-
-def base_url(port: int = DEFAULT_PORT) -> str:
-    return f"http://{HOST}:{port}/v1"
 
 
 def inspect_model_args(port: int) -> dict[str, str]:

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from spatialstale_evals.harness.params import choices
-from spatialstale_evals.harness.strategies import STRATEGIES
+from spatialstale_evals.navigation.strategies import STRATEGIES
 from spatialstale_evals.runs.matrix import FAMILIES, PLANNERS, MatrixSpec, format_plan, plan, run_matrix
 from spatialstale_evals.runs.options import eval_set_options
 from spatialstale_evals.world.regimes import REGIMES

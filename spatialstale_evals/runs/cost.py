@@ -4,7 +4,7 @@ without calling a model.
 Detection is exact: every audit call's prompt (``harness.audit.audit_messages``)
 is built and counted as the scripted provider counts tokens (ceil(characters
 / 4), 255 per image), and the reply as the ``observer`` agent would write it.
-Navigation is a per-step prompt size (``harness.navigation.step_message`` and
+Navigation is a per-step prompt size (``navigation.loop.step_message`` and
 the ``move`` tool, with the view the policy leaves and every earlier turn
 ``history`` keeps) times a number of steps only a run can tell, given as two
 bounds; its audits are the ones the strategy's policy says it makes
@@ -29,22 +29,22 @@ from inspect_ai.model import ChatMessage, ChatMessageSystem, GenerateConfig, Mod
 from inspect_ai.tool import ToolInfo
 
 from spatialstale_evals import task_functions
+from spatialstale_evals.detection.windows import DetectionSettings
 from spatialstale_evals.harness.audit import SCHEMAS, audit_messages, batches
-from spatialstale_evals.harness.detection import DetectionSettings
-from spatialstale_evals.harness.episode import Episode, due_entries
 from spatialstale_evals.harness.memory_text import system_prompt, written
 from spatialstale_evals.harness.memory_view import Decision
-from spatialstale_evals.harness.navigation import MOVE_TOOL, NavigationSettings, step_message
 from spatialstale_evals.harness.observe import Observation, settings_from
 from spatialstale_evals.harness.params import defaults
-from spatialstale_evals.harness.probing import ProbeSettings, check_dimensions, probe_target
-from spatialstale_evals.harness.provider import ScriptedAPI, conform, last_prompt
 from spatialstale_evals.harness.schemas import response_config
-from spatialstale_evals.harness.scripted import audit_reply
-from spatialstale_evals.harness.stale_asking import StaleSettings, ask
-from spatialstale_evals.harness.stale_scoring import judge, judge_messages
-from spatialstale_evals.harness.strategies import MOMENTS, STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
+from spatialstale_evals.navigation.episode import Episode, due_entries
+from spatialstale_evals.navigation.loop import MOVE_TOOL, NavigationSettings, step_message
+from spatialstale_evals.navigation.strategies import MOMENTS, STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
+from spatialstale_evals.probing.probes import ProbeSettings, check_dimensions, probe_target
+from spatialstale_evals.scripted.agents import audit_reply
+from spatialstale_evals.scripted.api import ScriptedAPI, conform, last_prompt
+from spatialstale_evals.stale_corpus.asking import StaleSettings, ask
+from spatialstale_evals.stale_corpus.scoring import judge, judge_messages
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import Cell, Grid, goal_of, shortest_path, start_of
 from spatialstale_evals.world.instance import Instance

@@ -44,7 +44,7 @@ from spatialstale_evals import task_functions
 from spatialstale_evals.harness.observe import OBSERVATIONS
 from spatialstale_evals.harness.params import NotApplicable, choices, defaults, parameters
 from spatialstale_evals.harness.samples import load_instances
-from spatialstale_evals.harness.strategies import STRATEGIES
+from spatialstale_evals.navigation.strategies import STRATEGIES
 from spatialstale_evals.runs.cost import Cost, estimate_detect, estimate_navigate, estimate_probe
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.regimes import REGIMES

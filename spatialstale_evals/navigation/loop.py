@@ -1,7 +1,7 @@
 """The navigate task's agent loop, shared by every memory strategy.
 
 Strategies differ only in the memory view they build, so each is a policy
-(``harness/strategies.py``) that one loop consults: before the first step,
+(``navigation/strategies.py``) that one loop consults: before the first step,
 before every step (what has come into view) and after each L3 event it may
 judge the store and rebuild the view; every turn the navigator gets a fresh
 prompt (``history=0`` by default), so a step's prompt does not grow with the
@@ -34,7 +34,13 @@ from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.audit import FORMATS, audit_span, audit_summary
 from spatialstale_evals.harness.counts import confusion, edit_counts, f1_from_counts
-from spatialstale_evals.harness.episode import (
+from spatialstale_evals.harness.memory_text import MemoryFraming, MemoryPosition, MemoryStyle, system_prompt, written
+from spatialstale_evals.harness.memory_view import FilterMode
+from spatialstale_evals.harness.metrics import NAVIGATION_METRICS
+from spatialstale_evals.harness.observe import Observation, Observed, observation, observation_parts, user_message
+from spatialstale_evals.harness.parsing import parse_move
+from spatialstale_evals.harness.samples import InstanceSet, record_instance
+from spatialstale_evals.navigation.episode import (
     LIMIT,
     Episode,
     due_entries,
@@ -44,13 +50,7 @@ from spatialstale_evals.harness.episode import (
     score_value,
     step_line,
 )
-from spatialstale_evals.harness.memory_text import MemoryFraming, MemoryPosition, MemoryStyle, system_prompt, written
-from spatialstale_evals.harness.memory_view import FilterMode
-from spatialstale_evals.harness.metrics import NAVIGATION_METRICS
-from spatialstale_evals.harness.observe import Observation, Observed, observation, observation_parts, user_message
-from spatialstale_evals.harness.parsing import parse_move
-from spatialstale_evals.harness.samples import InstanceSet, record_instance
-from spatialstale_evals.harness.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
+from spatialstale_evals.navigation.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import ACTIONS, goal_of
 from spatialstale_evals.world.instance import Instance

@@ -49,8 +49,8 @@ from inspect_ai.util import JSONSchema
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.counts import ratio
 from spatialstale_evals.harness.schemas import flag, obj, response_config, text
-from spatialstale_evals.harness.stale_corpus import STALE_DIMENSIONS, STALE_TYPES
-from spatialstale_evals.harness.stale_judgement import StaleJudgement, judge_key, parse_stale_judgement
+from spatialstale_evals.stale_corpus.corpus import STALE_DIMENSIONS, STALE_TYPES
+from spatialstale_evals.stale_corpus.judgement import StaleJudgement, judge_key, parse_stale_judgement
 
 GRADER_ROLE = "grader"
 #: Store keys: the dimensions the solver asks, and the answers as they come.

@@ -24,7 +24,7 @@ from inspect_ai.solver import TaskState
 
 from spatialstale_evals.harness.counts import ratio, sum_keys
 from spatialstale_evals.harness.metrics import pooled
-from spatialstale_evals.harness.probing import (
+from spatialstale_evals.probing.probes import (
     COUNT_KEYS,
     DIMENSION_KINDS,
     DIMENSIONS,

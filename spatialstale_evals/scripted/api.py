@@ -7,7 +7,7 @@ model provider, so they run from the CLI, in ``eval_set`` and under
     inspect eval spatialstale_evals/navigate.py --model spatialstale/observer -M latency_ms=500 --max-connections 50
 
 The stale task's scripted agents and judge (``spatialstale/stale-aware``,
-``stale-naive``, ``judge``: ``harness/stale_scripted.py``) are served here too.
+``stale-naive``, ``judge``: ``stale_corpus/scripted.py``) are served here too.
 
 ``-M latency_ms=L`` makes every call wait L milliseconds (an ``asyncio``
 sleep, not a busy wait) before it answers, as a remote API does: what the
@@ -44,9 +44,9 @@ from inspect_ai.util import store
 from spatialstale_evals.harness.observe import Prompt
 from spatialstale_evals.harness.samples import EPISODE_KEY
 from spatialstale_evals.harness.schemas import VERDICTS
-from spatialstale_evals.harness.scripted import POLICIES, audit_reply, move_choice, probe_reply
-from spatialstale_evals.harness.stale_scripted import STALE_REPLIERS
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
+from spatialstale_evals.scripted.agents import POLICIES, audit_reply, move_choice, probe_reply
+from spatialstale_evals.stale_corpus.scripted import STALE_REPLIERS
 
 if set(POLICIES) & set(STALE_REPLIERS):  # one namespace, spatialstale/<name>: a name may mean one agent only
     raise RuntimeError(f"scripted agents named twice: {sorted(set(POLICIES) & set(STALE_REPLIERS))}")

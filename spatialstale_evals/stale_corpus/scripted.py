@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 from inspect_ai.model import ChatMessage, ChatMessageUser
 
 from spatialstale_evals.harness import prompts
-from spatialstale_evals.harness.stale_corpus import STALE_DIMENSIONS
-from spatialstale_evals.harness.stale_judgement import judge_key
+from spatialstale_evals.stale_corpus.corpus import STALE_DIMENSIONS
+from spatialstale_evals.stale_corpus.judgement import judge_key
 
 _WORD = re.compile(r"[a-z0-9]+")
 #: Words that carry no topic (so "I" and "the" match nothing).

@@ -21,7 +21,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageUser, Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from spatialstale_evals.harness.stale_scoring import ANSWERS_KEY, ASKED_KEY, require_grader
+from spatialstale_evals.stale_corpus.scoring import ANSWERS_KEY, ASKED_KEY, require_grader
 
 
 @dataclass(frozen=True)
