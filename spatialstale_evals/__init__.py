@@ -28,16 +28,24 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the lazy exports below resolve to, for readers and type checkers
-    from spatialstale_evals.detect import detect
-    from spatialstale_evals.navigate import navigate
-    from spatialstale_evals.probe import probe
-    from spatialstale_evals.stale import stale
+    from spatialstale_evals.detect import detect as detect
+    from spatialstale_evals.navigate import navigate as navigate
+    from spatialstale_evals.probe import probe as probe
+    from spatialstale_evals.stale import stale as stale
 
-__all__ = ["detect", "navigate", "probe", "stale"]
-
-#: The @task functions, each defined in the module of the same name (``eval.yaml``
-#: lists the same; a conformance test checks it).
-TASKS: tuple[str, ...] = tuple(__all__)
+#: The suite's task families: each ``@task`` (defined in the module of the same
+#: name) and the package that owns its solver, scorer, prompts, metrics and
+#: registry entry (``<package>/family.py``, ``harness/family.py``). ``eval.yaml``
+#: lists the same tasks; a conformance test checks it.
+FAMILY_PACKAGES: dict[str, str] = {
+    "detect": "detection",
+    "navigate": "navigation",
+    "probe": "probing",
+    "stale": "stale_corpus",
+}
+#: The @task functions' names, in order.
+TASKS: tuple[str, ...] = tuple(FAMILY_PACKAGES)
+__all__ = list(TASKS)
 
 
 def task_functions() -> dict[str, Callable[..., Any]]:

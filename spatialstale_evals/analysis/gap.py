@@ -32,9 +32,9 @@ from spatialstale_evals.analysis.inference import paired_vectors
 from spatialstale_evals.analysis.significance import holm, paired_wilcoxon
 from spatialstale_evals.analysis.tables import sort_table
 from spatialstale_evals.analysis.trust import RAW, WITHOUT_MEMORY, is_clean
+from spatialstale_evals.harness.family import families
 from spatialstale_evals.harness.memory_text import FACTORS
 from spatialstale_evals.harness.params import choices
-from spatialstale_evals.navigate import navigate
 
 CELL = ["model", "base_config", "modality", "regime"]
 #: The label of the paper's level (every factor at its default).
@@ -76,7 +76,7 @@ def level_rank(label: str) -> tuple[Any, ...]:
     keys = []
     for name, value in parts:
         try:
-            levels = [str(v) for v in choices(navigate, name)]
+            levels = [str(v) for v in choices(families()["navigate"].task_function(), name)]
         except TypeError:  # not a Literal: a number
             levels = []
         keys.append((FACTORS.index(name), levels.index(value) if value in levels else _number(value)))

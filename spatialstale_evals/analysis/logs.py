@@ -39,31 +39,35 @@ import pandas as pd
 from inspect_ai.analysis import EvalColumn, evals_df
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
-from spatialstale_evals import task_functions
-from spatialstale_evals.analysis.records import FAMILY_SPECS, read_samples
+from spatialstale_evals.analysis.records import read_samples
 from spatialstale_evals.harness.audit import FORMATS
-from spatialstale_evals.harness.memory_text import FACTORS, SECTION_FACTORS
+from spatialstale_evals.harness.family import TaskFamily, families
 from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.metadata import comparability, task_version
 
 #: The suite's current task version: logs of another are kept apart.
 TASK_VERSION = task_version()
 
-#: The task families the report reads (``records.FAMILY_SPECS``: a new task joins the report there).
-FAMILIES = tuple(FAMILY_SPECS)
-#: Task arguments that are table dimensions (everything else that differs from
-#: the default makes a separate configuration, shown beside the model name).
-DIMENSIONS = {name: spec.dimensions for name, spec in FAMILY_SPECS.items()}
-#: Each task's parameter defaults, read off its signature: a log whose other
-#: arguments all equal these ran the paper's protocol.
-DEFAULT_ARGS: dict[str, dict[str, Any]] = {name: defaults(fn) for name, fn in task_functions().items()}
+
+def default_args(family: str) -> dict[str, Any]:
+    """The family's task parameter defaults, read off its signature: a log whose
+    other arguments all equal these ran the paper's protocol."""
+    return defaults(families()[family].task_function())
+
+
+class _DefaultArgs(dict):  # type: ignore[type-arg]
+    """``DEFAULT_ARGS[family]``: every registered family's defaults, read when first asked."""
+
+    def __missing__(self, family: str) -> dict[str, Any]:
+        self[family] = default_args(family)
+        return self[family]
+
+
+#: Each family's parameter defaults (a family registered later is read when asked).
+DEFAULT_ARGS: dict[str, dict[str, Any]] = _DefaultArgs()
 #: Arguments that do not define a configuration (more epochs of the same run
 #: are more episodes of the same thing).
 IGNORED_ARGS = ("epochs",)
-#: Arguments that make a strategy another arm of the same comparison rather
-#: than another configuration: ``omcd`` with ``filter_mode=history`` is the arm
-#: ``omcd[history]``, compared with raw memory in the same cell.
-ARM_ARGS = ("filter_mode",)
 #: Arguments a task may normalise, recording the value it ran with in its
 #: metadata: a view radius that covers the grid is full observability (None).
 EFFECTIVE_ARGS = ("view_radius",)
@@ -83,10 +87,12 @@ def effective_args(log: EvalLog) -> dict[str, Any]:
     return implied | args | {k: meta[k] for k in EFFECTIVE_ARGS if k in args and k in meta}
 
 
-def arm(task_args: dict[str, Any]) -> str | None:
-    """The navigate strategy with its non-default arm arguments: ``omcd[history]``."""
+def arm(task_args: dict[str, Any], family: str = "navigate") -> str | None:
+    """The strategy with its non-default arm arguments (``TaskFamily.arm_args``): ``omcd[history]``."""
     strategy = task_args.get("strategy")
-    extra = [str(task_args[k]) for k in ARM_ARGS if k in task_args and task_args[k] != DEFAULT_ARGS["navigate"].get(k)]
+    fixed = DEFAULT_ARGS[family]
+    arms = families()[family].arm_args
+    extra = [str(task_args[k]) for k in arms if k in task_args and task_args[k] != fixed.get(k)]
     return f"{strategy}[{','.join(extra)}]" if strategy and extra else strategy
 
 
@@ -101,19 +107,22 @@ class LogSet:
     Attributes:
         evals: One row per suite log found (``evals_df`` columns plus ``family``,
             ``model``, ``config``, ``key``, ``complete``, ``used_samples``).
-        detect: One row per counted detect sample-epoch.
-        navigate: One row per counted navigate episode.
-        probe: One row per counted probe sample-epoch (its counts).
-        stale: One row per counted stale scenario-epoch (its judged cells, its type).
+        records: Per family, one row per counted sample-epoch (a navigate
+            episode, a stale scenario): the common fields and the family's own
+            (``TaskFamily.record``). ``logset.detect`` is ``logset.records["detect"]``.
         skipped: ``(path, reason)`` of every file that was not used.
     """
 
     evals: pd.DataFrame
-    detect: pd.DataFrame
-    navigate: pd.DataFrame
-    probe: pd.DataFrame
-    stale: pd.DataFrame
+    records: dict[str, pd.DataFrame] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def __getattr__(self, family: str) -> pd.DataFrame:
+        if family.startswith("_"):
+            raise AttributeError(family)
+        if family in families():
+            return self.records.get(family, pd.DataFrame())
+        raise AttributeError(f"no task family {family!r}; known: {', '.join(families())}")
 
 
 def _plain_path(name: str) -> str:
@@ -130,7 +139,7 @@ def suite_family(log: EvalLog) -> str | None:
     """
     name = log.eval.task.rsplit("/", 1)[-1]
     meta = log.eval.metadata or {}
-    return name if name in FAMILIES and meta.get("task_family") == name else None
+    return name if name in families() and meta.get("task_family") == name else None
 
 
 def _roles(log: EvalLog) -> dict[str, str]:
@@ -154,14 +163,15 @@ def config_label(family: str, task_args: dict[str, Any], roles: dict[str, str], 
     CHANGELOG.md): '' for the paper's protocol at the current version."""
     comparable = version is None or comparability(version) == comparability(TASK_VERSION)
     parts = [] if comparable else [f"task version {version}"]
-    defaults = DEFAULT_ARGS[family]
+    defaults, entry = DEFAULT_ARGS[family], families()[family]
     for key in sorted(task_args):
-        if key in DIMENSIONS[family] or key in IGNORED_ARGS or key in ARM_ARGS:
+        if key in entry.dimensions or key in IGNORED_ARGS or key in entry.arm_args:
             continue
         value = task_args[key]
         if key in defaults and value == defaults[key]:
             continue
-        if key == "threshold" and not FORMATS[task_args.get("output", defaults["output"])].thresholded:
+        output = task_args.get("output", defaults.get("output"))
+        if key == "threshold" and output in FORMATS and not FORMATS[output].thresholded:
             continue
         parts.append(f"{key}={_fmt(value)}")
     parts += [f"{role}={model}" for role, model in roles.items()]
@@ -190,7 +200,7 @@ def scan(log_dir: str | Path) -> tuple[list[EvalLog], list[tuple[str, str]]]:
             warnings.warn(f"skipping {path}: {reason}", SkippedLog, stacklevel=2)
             continue
         if suite_family(log) is None:
-            reason = f"not a log of a spatialstale task ({', '.join(FAMILIES)}): task {log.eval.task!r}"
+            reason = f"not a log of a spatialstale task ({', '.join(families())}): task {log.eval.task!r}"
             skipped.append((path, reason))
             warnings.warn(f"skipping {path}: {reason}", SkippedLog, stacklevel=2)
             continue
@@ -293,64 +303,46 @@ def _records(row: Any, samples: pd.DataFrame, seen: set[tuple[str, int]]) -> lis
             "log": row.log,
             "sample_tokens": s.sample_tokens,
         }
-        rec |= FIELDS[row.family](task_args, row, s, value, json.loads(s.detail))
+        rec |= family_fields(families()[row.family], task_args, row, s, value, json.loads(s.detail))
         out.append(rec)
     return out
 
 
-def _detect_fields(task_args: dict[str, Any], row: Any, s: Any, value: dict, detail: dict) -> dict[str, Any]:
-    return {
-        **value,  # every key of the score (harness/counts.py records)
-        "f1": value.get("f1", 0.0),
-        "windows_flagged": detail["windows"],
-        "windows_truth": json.loads(s.truth),  # per window: step, thaw ids, freeze ids
-        "instance": json.loads(s.instance),
-    }
+def family_fields(
+    family: TaskFamily, task_args: dict[str, Any], row: Any, s: Any, value: dict, detail: dict
+) -> dict[str, Any]:
+    """A record's family fields: the family's own (``TaskFamily.record``), the
+    strategy arm when it has arm arguments, the memory factors' levels when it
+    has factors, and the instance with its windows' truth when it carries them."""
+    fields: dict[str, Any] = {}
+    if family.arm_args:
+        fields["strategy"] = arm(task_args, family.name)
+    if family.factors:
+        fields |= factor_levels(task_args, row, family)
+    fields |= family.record(task_args, value, detail)
+    if family.instance:
+        fields["windows_truth"] = json.loads(s.truth)  # per window: step, thaw ids, freeze ids
+        fields["instance"] = json.loads(s.instance)
+    return fields
 
 
-def _navigate_fields(task_args: dict[str, Any], row: Any, s: Any, value: dict, detail: dict) -> dict[str, Any]:
-    return {
-        "strategy": arm(task_args),
-        **factor_levels(task_args, row),
-        **value,
-        "outcome": detail.get("outcome"),
-        "trajectory": detail.get("trajectory") or [],
-        "death_cell": detail.get("death_cell"),
-    }
-
-
-def _probe_fields(task_args: dict[str, Any], row: Any, s: Any, value: dict, detail: dict) -> dict[str, Any]:
-    return dict(value)  # the counts per dimension x kind x outcome (probing/probes.py)
-
-
-def _stale_fields(task_args: dict[str, Any], row: Any, s: Any, value: dict, detail: dict) -> dict[str, Any]:
-    # the score value as one field: a table of records would give every record every cell's column
-    return {"value": value, **detail}  # value: the judged cells (1 / 0 / NaN), judge_failed, answer_chars
-
-
-#: What a record of each family holds beyond the common fields.
-FIELDS = {"detect": _detect_fields, "navigate": _navigate_fields, "probe": _probe_fields, "stale": _stale_fields}
-if FIELDS.keys() != FAMILY_SPECS.keys():  # a family added in records.py needs its fields here
-    raise RuntimeError(f"analysis.logs.FIELDS covers {sorted(FIELDS)}, the families are {sorted(FAMILY_SPECS)}")
-
-
-def factor_levels(task_args: dict[str, Any], row: Any) -> dict[str, Any]:
-    """A navigate episode's memory factors (``harness.memory_text.FACTORS``):
+def factor_levels(task_args: dict[str, Any], row: Any, family: TaskFamily) -> dict[str, Any]:
+    """A record's memory factors (``TaskFamily.factors``):
     ``levels``, the non-default ones as a label ('' at the paper's);
     ``levels_no_memory``, the same with the memory-section factors at their
     defaults (what ``no_memory`` runs with it); and ``base_config``, its
     configuration without them (the trust-gap view compares levels within it)."""
-    fixed = DEFAULT_ARGS["navigate"]
-    levels = {k: task_args.get(k, fixed[k]) for k in FACTORS}
+    fixed = DEFAULT_ARGS[family.name]
+    levels = {k: task_args.get(k, fixed[k]) for k in family.factors}
 
     def label(skip: tuple[str, ...] = ()) -> str:
         return ", ".join(f"{k}={_fmt(v)}" for k, v in levels.items() if v != fixed[k] and k not in skip)
 
-    rest = {k: v for k, v in task_args.items() if k not in FACTORS}
+    rest = {k: v for k, v in task_args.items() if k not in family.factors}
     return {
         "levels": label(),
-        "levels_no_memory": label(SECTION_FACTORS),
-        "base_config": config_label("navigate", rest, json.loads(row.roles), row.task_version),
+        "levels_no_memory": label(family.section_factors),
+        "base_config": config_label(family.name, rest, json.loads(row.roles), row.task_version),
     }
 
 
@@ -358,7 +350,7 @@ def load(log_dir: str | Path) -> LogSet:
     """Read every suite log under ``log_dir``; see the module docstring for the rules."""
     headers, skipped = scan(log_dir)
     evals = eval_table(headers)
-    rows: dict[str, list[dict[str, Any]]] = {family: [] for family in FAMILIES}
+    rows: dict[str, list[dict[str, Any]]] = {family: [] for family in families()}
     used: list[int] = []
     seen_eval_ids: set[str] = set()
     seen: dict[str, set[tuple[str, int]]] = {}
@@ -380,11 +372,4 @@ def load(log_dir: str | Path) -> LogSet:
         rows[row.family].extend(new)
         used.append(len(new))
     evals["used_samples"] = used
-    return LogSet(
-        evals=evals,
-        detect=pd.DataFrame(rows["detect"]),
-        navigate=pd.DataFrame(rows["navigate"]),
-        probe=pd.DataFrame(rows["probe"]),
-        stale=pd.DataFrame(rows["stale"]),
-        skipped=skipped,
-    )
+    return LogSet(evals=evals, records={family: pd.DataFrame(r) for family, r in rows.items()}, skipped=skipped)

@@ -1,6 +1,7 @@
-"""What the report reads from the samples of each task family: one entry per
-family (a new task joins the report here), and the ``samples_df`` columns
-built from it.
+"""What the report reads from the samples of each task family: the
+``samples_df`` columns built from the family's registry entry
+(``harness/family.py``: its scorer, what a record keeps of the score's
+metadata, whether records carry the instance).
 
 ``logs.py`` finds and ranks the logs; this module reads one log's samples.
 """
@@ -9,66 +10,17 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 from inspect_ai.analysis import SampleColumn, samples_df
 
+from spatialstale_evals.harness.family import families
 from spatialstale_evals.harness.samples import INSTANCE_KEY
 
 
-def _detect_detail(meta: dict[str, Any]) -> dict[str, Any]:
-    return {"windows": [{"step": w["step"], "flagged": w["flagged"]} for w in meta.get("windows", [])]}
-
-
-def _navigate_detail(meta: dict[str, Any]) -> dict[str, Any]:
-    return {k: meta.get(k) for k in ("outcome", "trajectory", "death_cell")}
-
-
-def _no_detail(meta: dict[str, Any]) -> dict[str, Any]:
-    return {}
-
-
-def _stale_detail(meta: dict[str, Any]) -> dict[str, Any]:
-    judge = meta.get("judge") or {}
-    return {"type": meta.get("type"), "judged_by": judge.get("model"), "judge_problem": judge.get("problem")}
-
-
-@dataclass(frozen=True)
-class Family:
-    """How the report reads one task family's samples.
-
-    Attributes:
-        scorer: The scorer whose ``Score.value`` holds the sample's counts.
-        dimensions: Task arguments that are table dimensions (everything else
-            that differs from the default makes a separate configuration).
-        exclude: Sample fields not read (by far the largest).
-        detail: What of the score's metadata a record keeps.
-        instance: Whether records carry the instance and its window truth.
-    """
-
-    scorer: str
-    dimensions: tuple[str, ...]
-    exclude: frozenset[str]
-    detail: Callable[[dict[str, Any]], dict[str, Any]]
-    instance: bool = False
-
-
-_HEAVY = frozenset({"messages", "events", "attachments"})
-#: The task families the report reads (a detect log's store is read: it holds the instance).
-FAMILY_SPECS: dict[str, Family] = {
-    "detect": Family("detection_scorer", ("regime", "modality"), _HEAVY, _detect_detail, instance=True),
-    "navigate": Family("navigation_scorer", ("regime", "strategy", "modality"), _HEAVY | {"store"}, _navigate_detail),
-    "probe": Family("probe_scorer", ("regime", "modality"), _HEAVY | {"store"}, _no_detail),
-    # types and dimensions stay in the config: runs that overlap in them are rows apart, not counted twice
-    "stale": Family("stale_judge", (), _HEAVY | {"store"}, _stale_detail),
-}
-
-
 def score_of(sample: Any, family: str) -> Any:
-    return (sample.scores or {}).get(FAMILY_SPECS[family].scorer)
+    return (sample.scores or {}).get(families()[family].scorer)
 
 
 def instance_json(sample: Any) -> str:
@@ -80,7 +32,7 @@ def instance_json(sample: Any) -> str:
 
 
 def sample_columns(family: str) -> list[SampleColumn]:
-    spec = FAMILY_SPECS[family]
+    spec = families()[family]
 
     def value(s: Any) -> str | None:
         score = score_of(s, family)
@@ -113,6 +65,6 @@ def read_samples(path: str, family: str) -> pd.DataFrame:
     with warnings.catch_warnings():
         # inspect_ai's own use of a pandas keyword that pandas 3 deprecates
         warnings.filterwarnings("ignore", message="The inplace keyword")
-        exclude = set(FAMILY_SPECS[family].exclude)
+        exclude = set(families()[family].exclude)
         df = samples_df(path, columns=sample_columns(family), quiet=True, exclude_fields=exclude)
     return df.astype(object).where(df.notna(), None)

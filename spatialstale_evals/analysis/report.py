@@ -20,11 +20,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from spatialstale_evals import TASKS, paper
+from spatialstale_evals import paper
 from spatialstale_evals.analysis import gap, inference, plots, probes, stale, tables, trust
 from spatialstale_evals.analysis import logs as logs_mod
+from spatialstale_evals.analysis.families import extra_sections, plain_markdown
 from spatialstale_evals.analysis.layout import MAIN_TABLES, MISSING, SPECS, TITLES, Spec
 from spatialstale_evals.analysis.notes import NOTES
+from spatialstale_evals.harness.family import families
 
 REPORT_FILE = "REPORT.md"
 
@@ -78,8 +80,9 @@ def _inputs_table(evals: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for r in evals.itertuples():
         args = json.loads(r.task_args)
-        args = {**args, "strategy": logs_mod.arm(args)} if "strategy" in args else args
-        cell = " / ".join(str(args.get(k, "")) for k in logs_mod.DIMENSIONS[r.family])
+        family = families()[r.family]
+        args = {**args, "strategy": logs_mod.arm(args, r.family)} if family.arm_args and "strategy" in args else args
+        cell = " / ".join(str(args.get(k, "")) for k in family.dimensions)
         rows.append(
             {
                 "file": Path(r.log).name,
@@ -92,7 +95,7 @@ def _inputs_table(evals: pd.DataFrame) -> pd.DataFrame:
                 "used_samples": r.used_samples,
             }
         )
-    rank = {family: i for i, family in enumerate(TASKS)}
+    rank = {family: i for i, family in enumerate(families())}
     return (
         pd.DataFrame(rows)
         .sort_values(
@@ -126,6 +129,11 @@ def compute_tables(
         "correlation": inference.correlation_table(det, nav),
         "path_recall": inference.path_recall_table(det, nav),
         "inputs": _inputs_table(logset.evals),
+        **{
+            f"{name}:{key}": table
+            for name, section in extra_sections(families(), logset.records)
+            for key, (_, table) in section.items()
+        },
     }
 
 
@@ -138,7 +146,10 @@ def render_markdown(
 ) -> tuple[str, dict[str, str]]:
     rendered = {}
     for name, df in report_tables.items():
-        rendered[name] = markdown_table(df, SPECS[name]) if not df.empty else f"_{MISSING[name]}_"
+        if name in SPECS:
+            rendered[name] = markdown_table(df, SPECS[name]) if not df.empty else f"_{MISSING[name]}_"
+        else:  # a family's own section (``analysis/families.py``)
+            rendered[name] = plain_markdown(df) if not df.empty else f"_No {name.split(':')[0]} logs._"
     used = int((logset.evals["used_samples"] > 0).sum()) if not logset.evals.empty else 0
     lines = [
         "# SpatialSTALE report",
@@ -146,7 +157,13 @@ def render_markdown(
         f"Logs: `{log_dir}`; generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}. "
         f"{used} log(s) counted, {len(logset.evals) - used} superseded, {len(logset.skipped)} skipped; "
         f"{len(logset.detect)} detect sample(s), {len(logset.navigate)} navigate episode(s), "
-        f"{len(logset.probe)} probe sample(s), {len(logset.stale)} stale scenario(s).",
+        f"{len(logset.probe)} probe sample(s), {len(logset.stale)} stale scenario(s)"
+        + "".join(
+            f", {len(df)} {name} sample(s)"
+            for name, df in logset.records.items()
+            if not families()[name].in_report_layout
+        )
+        + ".",
         "",
         "Each (instance, epoch) of a configuration (task, model, model args and roles, task arguments other "
         "than epochs) is counted once, from the newest complete log that has it, else the newest partial one.",
@@ -167,6 +184,10 @@ def render_markdown(
             lines += [f"### {TITLES[name]}", "", rendered[name], ""]
             if name in NOTES and not report_tables[name].empty:
                 lines += [NOTES[name].format(alpha=alpha, min_pairs=math.ceil(math.log2(2 / alpha))), ""]
+    for family_name, section in extra_sections(families(), logset.records):
+        lines += [f"## Task `{family_name}`", ""]
+        for key, (title, _) in section.items():
+            lines += [f"### {title}", "", rendered[f"{family_name}:{key}"], ""]
     lines += ["## Plots", ""]
     if plot_files:
         lines += [f"![{p.stem}]({p.name})" for p in plot_files] + [""]

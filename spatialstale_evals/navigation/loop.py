@@ -29,7 +29,6 @@ from inspect_ai.model import (
 )
 from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.audit import FORMATS, audit_span, audit_summary
@@ -37,6 +36,7 @@ from spatialstale_evals.harness.counts import confusion, edit_counts, f1_from_co
 from spatialstale_evals.harness.memory_text import MemoryFraming, MemoryPosition, MemoryStyle, system_prompt, written
 from spatialstale_evals.harness.memory_view import FilterMode
 from spatialstale_evals.harness.metrics import NAVIGATION_METRICS
+from spatialstale_evals.harness.move import MOVE_TOOL
 from spatialstale_evals.harness.observe import Observation, Observed, observation, observation_parts, user_message
 from spatialstale_evals.harness.parsing import parse_move
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
@@ -52,7 +52,7 @@ from spatialstale_evals.navigation.episode import (
 )
 from spatialstale_evals.navigation.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
-from spatialstale_evals.world.grid import ACTIONS, goal_of
+from spatialstale_evals.world.grid import goal_of
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import MemoryEntry
 from spatialstale_evals.world.render import RenderStyle
@@ -62,24 +62,6 @@ EPISODE_RECORD_KEY = "episode"
 #: The ``source`` of the one transcript line per step (``episode.step_line``):
 #: one small event, so the harness's own cost per step stays low (README, Performance).
 STEP_SOURCE = "step"
-
-#: The public ``move(direction)`` tool, as offered to the model. The loop
-#: applies the first call itself (``Episode.step``) rather than through
-#: Inspect's ``execute_tools``: that logs a tool event and two span events
-#: per step, the largest part of the harness's own cost (README, Performance).
-#: The env's answer is still the ``ChatMessageTool`` in the sample's messages,
-#: and the call itself is in each model event's output.
-MOVE_TOOL = ToolInfo(
-    name="move",
-    description=prompts.MOVE_TOOL_DESCRIPTION,
-    parameters=ToolParams(
-        properties={
-            "direction": ToolParam(type="string", enum=list(ACTIONS), description=prompts.MOVE_DIRECTION_DESCRIPTION)
-        },
-        required=["direction"],
-    ),
-)
-
 
 def step_message(
     episode: Episode, modality: str | Observation, policy: MemoryPolicy, position: MemoryPosition = "before"

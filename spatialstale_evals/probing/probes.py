@@ -38,12 +38,12 @@ from inspect_ai.tool import ToolInfo
 from inspect_ai.util import JSONSchema
 
 from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.move import MOVE_TOOL
 from spatialstale_evals.harness.observe import Observed, Role, observation_parts, user_message
 from spatialstale_evals.harness.params import check_subset
 from spatialstale_evals.harness.parsing import parse_move, parse_probe_answer
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
 from spatialstale_evals.harness.schemas import flag, obj, response_config, text
-from spatialstale_evals.navigation.loop import MOVE_TOOL
 from spatialstale_evals.world.grid import Cell, Grid, apply_move, goal_of, start_of
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import DANGER, SAFE

@@ -29,11 +29,18 @@ import yaml
 
 from spatialstale_evals.harness.params import choices
 from spatialstale_evals.navigation.strategies import STRATEGIES
-from spatialstale_evals.runs.matrix import FAMILIES, PLANNERS, MatrixSpec, format_plan, plan, run_matrix
+from spatialstale_evals.runs.matrix import (
+    TASK_FUNCTIONS,
+    MatrixSpec,
+    format_plan,
+    matrix_families,
+    plan,
+    run_matrix,
+)
 from spatialstale_evals.runs.options import eval_set_options
 from spatialstale_evals.world.regimes import REGIMES
 
-detect, navigate = FAMILIES["detect"], FAMILIES["navigate"]
+detect, navigate = TASK_FUNCTIONS["detect"], TASK_FUNCTIONS["navigate"]
 
 
 def _yaml(text: str) -> Any:
@@ -59,7 +66,7 @@ def _key_value(text: str) -> tuple[str, Any]:
 def _named_none(name: str) -> bool:
     """Whether some task has a choice called ``none`` for ``name`` (``memory_framing=none``):
     then ``none`` is that choice, not None."""
-    for task in FAMILIES.values():
+    for task in TASK_FUNCTIONS.values():
         try:
             if "none" in choices(task, name):
                 return True
@@ -158,7 +165,7 @@ def add_matrix_subcommand(subparsers: Any) -> None:
     mp.add_argument(
         "--nav-modalities", nargs="+", default=list(spec.nav_modalities), choices=choices(navigate, "modality")
     )
-    mp.add_argument("--tasks", nargs="+", default=list(spec.families), choices=tuple(PLANNERS))
+    mp.add_argument("--tasks", nargs="+", default=list(spec.families), choices=matrix_families())
     mp.add_argument("--batch-size", type=int, default=spec.batch_size, help=f"audit batch size B ({spec.batch_size})")
     mp.add_argument("--dataset", default=None, help="dataset folder (default the canonical set)")
     mp.add_argument(

@@ -1,296 +1,61 @@
-"""What a planned task costs, counted from the very prompts the tasks build,
-without calling a model.
+"""The run matrix's cost model: what a planned task costs, counted from the
+very prompts the tasks build, without calling a model.
 
-Detection is exact: every audit call's prompt (``harness.audit.audit_messages``)
-is built and counted as the scripted provider counts tokens (ceil(characters
-/ 4), 255 per image), and the reply as the ``observer`` agent would write it.
-Navigation is a per-step prompt size (``navigation.loop.step_message`` and
-the ``move`` tool, with the view the policy leaves and every earlier turn
-``history`` keeps) times a number of steps only a run can tell, given as two
-bounds; its audits are the ones the strategy's policy says it makes
-(``judges`` at ``start``, at each ``view`` under partial observability and
-after each ``event``; ``audit_batch_size``), so the estimate cannot drift
-from what the loop does. Both estimates take the task's settings (its
-factors: the store as written with its style and notes, the framing, the
-rendering) from the task's own arguments (``settings_from``). The stale task's
-estimate runs its own probe loop and judge prompt on a corpus file
-(``estimate_stale``).
+Each family's estimate is its own (``TaskFamily.estimate``: ``detection/cost.py``,
+``navigation/cost.py``, ``probing/cost.py``); this module fills in the task's
+defaults, supplies the model that stands in for the agent (the scripted
+``observer``, counted as the scripted provider counts tokens: ceil(characters
+/ 4), 255 per image) and keeps the calls that benchmarks and tests use by name.
+Detection is exact, probing exact for replies as long as the observer's,
+navigation two bounds (``navigation/cost.py``). The stale task's estimate runs
+its own probe loop and judge prompt on a corpus file (``estimate_stale``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from inspect_ai.model import ChatMessage, ChatMessageSystem, GenerateConfig, ModelOutput
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from inspect_ai.tool import ToolInfo
 
-from spatialstale_evals import task_functions
 from spatialstale_evals.detection.windows import DetectionSettings
-from spatialstale_evals.harness.audit import SCHEMAS, audit_messages, batches
-from spatialstale_evals.harness.memory_text import system_prompt, written
-from spatialstale_evals.harness.memory_view import Decision
-from spatialstale_evals.harness.observe import Observation, settings_from
+from spatialstale_evals.harness.cost import Cost, audit_cost
+from spatialstale_evals.harness.family import families
+from spatialstale_evals.harness.observe import settings_from
 from spatialstale_evals.harness.params import defaults
-from spatialstale_evals.harness.schemas import response_config
-from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
-from spatialstale_evals.navigation.episode import Episode, due_entries
-from spatialstale_evals.navigation.loop import MOVE_TOOL, NavigationSettings, step_message
-from spatialstale_evals.navigation.strategies import MOMENTS, STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
-from spatialstale_evals.probing.probes import ProbeSettings, check_dimensions, probe_target
+from spatialstale_evals.navigation.cost import MOVE_OUTPUT_TOKENS, step_prompt_tokens
+from spatialstale_evals.navigation.loop import NavigationSettings
+from spatialstale_evals.probing.probes import ProbeSettings, check_dimensions
 from spatialstale_evals.scripted.agents import audit_reply
 from spatialstale_evals.scripted.api import ScriptedAPI, conform, last_prompt
 from spatialstale_evals.stale_corpus.asking import StaleSettings, ask
 from spatialstale_evals.stale_corpus.scoring import judge, judge_messages
-from spatialstale_evals.world.env import DynamicFrozenLakeEnv
-from spatialstale_evals.world.grid import Cell, Grid, goal_of, shortest_path, start_of
 from spatialstale_evals.world.instance import Instance
-from spatialstale_evals.world.memory import MemoryEntry, claim_of
-from spatialstale_evals.world.observation import covers_grid, visible_grid
-from spatialstale_evals.world.targets import choose_targets
 
-#: Output of one ``move`` call as the scripted provider counts it (the longest direction).
-MOVE_OUTPUT_TOKENS = count_text_tokens("move" + json.dumps({"direction": "RIGHT"}))
-
-
-@dataclass(frozen=True)
-class Cost:
-    """Model calls and tokens; ``+`` adds, ``*`` scales (episodes, epochs)."""
-
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    def __add__(self, other: Cost) -> Cost:
-        return Cost(
-            self.calls + other.calls, self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
-        )
-
-    def __mul__(self, k: int) -> Cost:
-        return Cost(self.calls * k, self.input_tokens * k, self.output_tokens * k)
-
-
-def audit_cost(
-    grid: Grid,
-    memory: Sequence[MemoryEntry],
-    modality: str | Observation,
-    batch_size: int,
-    agent: Cell = (0, 0),
-    output: str = "binary",
-    structured: bool = False,
-) -> Cost:
-    """One audit of ``memory`` against ``grid`` in batches of ``batch_size``
-    (the reply in the schema's shape when ``structured``, as the provider gives it)."""
-    total, config = Cost(), response_config(f"audit_{output}", SCHEMAS[output], structured)
-    for batch in batches(memory, batch_size):
-        messages = audit_messages(grid, agent, batch, modality, output)
-        reply = conform(audit_reply("observer", last_prompt(messages)), config)
-        total += Cost(1, count_input_tokens(messages, []), count_text_tokens(reply))
-    return total
-
-
-def detect_settings(**args: Any) -> DetectionSettings:
-    """The settings of the detect task of these arguments (the rest at the task's defaults)."""
-    return settings_from(DetectionSettings, defaults(task_functions()["detect"]) | args)
-
-
-def navigate_settings(**args: Any) -> NavigationSettings:
-    """The settings of the navigate task of these arguments (the rest at the
-    task's defaults; ``max_steps`` None: each instance's budget)."""
-    return settings_from(NavigationSettings, defaults(task_functions()["navigate"]) | args)
-
-
-def estimate_detect(instances: Sequence[Instance], **args: Any) -> Cost:
-    """Exact: every window of every instance, audited in batches, for the
-    detect task of these arguments (``modality``, ``batch_size``, its factors)."""
-    s = detect_settings(**args)
-    total = Cost()
-    for canonical in instances:
-        inst = written(canonical, s.memory_style, s.distractors)
-        for window in inst.windows:
-            total += audit_cost(
-                window.grid, inst.memory, s.observation, s.batch_size, output=s.output, structured=s.structured_output
-            )
-    return total
-
-
-def start_verdict(inst: Instance, policy: MemoryPolicy, radius: int | None, output: str, threshold: float) -> Verdict:
-    """The verdict the policy leaves before the first step: its own, when it
-    calls no model (asked through ``judge``); a perfect audit's of the entries
-    in view when it does (with the right corrections, when its audits in
-    format ``output`` propose them)."""
-    if not policy.judges("start", inst, 0):
-        return Verdict()
-    grid, agent = inst.grid, (0, 0)
-    due = due_entries(inst.memory, agent, radius, set(), 0)
-    if policy.audit_batch_size(len(inst.memory), 1) is None:
-        ledger = {e.cell: (grid[e.row][e.col], 0) for e in due if not e.is_note}
-        request = JudgeRequest(
-            instance=inst,
-            grid=grid,
-            seen=visible_grid(grid, agent, radius),
-            agent=agent,
-            auditor=None,  # type: ignore[arg-type]  # a policy that calls no model never asks it
-            modality="text",
-            batch_size=1,
-            structured=False,
-            output=output,
-            threshold=threshold,
-            reason="start",
-            step=0,
-            epoch=0,
-            due=due,
-            ledger=ledger,
-        )
-        return asyncio.run(policy.judge(request)) or Verdict()
-    labels = inst.labels_at(0)
-    stale = [e for e in due if labels[e.id]]
-    corrections = {e.id: claim_of(grid[e.row][e.col]) for e in stale} if policy.corrects(output) else {}
-    decisions: dict[str, Decision] = {e.id: "contradicted" if labels[e.id] else "keep" for e in due}
-    return Verdict(decisions, dict.fromkeys((e.id for e in stale), 0), corrections)
-
-
-def step_prompt_tokens(inst: Instance, settings: NavigationSettings, radius: int | None = None) -> int:
-    """Input tokens of one navigation step of ``inst`` (its store as written):
-    system prompt, the memory view the policy leaves at the start, observation,
-    position, tool."""
-    s, policy = settings, STRATEGIES[settings.strategy]
-    env = DynamicFrozenLakeEnv(inst)
-    env.reset()
-    start = start_verdict(inst, policy, radius, s.output, s.threshold)
-    view = policy.view(inst.memory, start.decisions, s.filter_mode, start.steps, start.corrections)
-    episode = Episode(env, view, view_radius=radius)
-    messages = [
-        ChatMessageSystem(content=system_prompt(s.memory_framing)),
-        step_message(episode, s.observation, policy, s.memory_position),
-    ]
-    return count_input_tokens(messages, [MOVE_TOOL])
-
-
-def episode_audits(
-    inst: Instance,
-    policy: MemoryPolicy,
-    modality: str | Observation,
-    batch_size: int,
-    horizon: int,
-    structured: bool = False,
-    output: str = "binary",
-) -> Cost:
-    """The model audits of one episode that lasts ``horizon`` steps: before the
-    first step, and after every scheduled event that fires before the end."""
-    size = policy.audit_batch_size(len(inst.memory), batch_size)
-    if size is None:
-        return Cost()
-    total = Cost()
-    if policy.judges("start", inst, 0):
-        total += audit_cost(inst.grid, inst.memory, modality, size, output=output, structured=structured)
-    for event in inst.events:
-        if event.step < horizon and policy.judges("event", inst, event.step):
-            grid = inst.grid_at(event.step)
-            total += audit_cost(grid, inst.memory, modality, size, output=output, structured=structured)
-    return total
-
-
-def walk_audits(
-    inst: Instance,
-    policy: MemoryPolicy,
-    modality: str | Observation,
-    batch_size: int,
-    path: Sequence[Cell],
-    radius: int,
-    structured: bool = False,
-    output: str = "binary",
-) -> Cost:
-    """The model audits of an episode that walks ``path`` seeing ``radius``
-    around it: at each moment the policy judges, the entries in view not yet
-    judged since the world last changed, as the navigation loop does."""
-    size = policy.audit_batch_size(len(inst.memory), batch_size)
-    if size is None or not path:
-        return Cost()
-    events, judged, epoch, total = {e.step for e in inst.events}, set[tuple[str, int]](), 0, Cost()
-
-    def audit(moment: Moment, step: int, pos: Cell) -> Cost:
-        if not policy.judges(moment, inst, epoch):
-            return Cost()
-        due = due_entries(inst.memory, pos, radius, judged, epoch)
-        judged.update((e.id, epoch) for e in due)
-        seen = visible_grid(inst.grid_at(step), pos, radius)
-        return audit_cost(seen, due, modality, size, pos, output, structured) if due else Cost()
-
-    total += audit("start", 0, path[0])
-    for k in range(len(path) - 1):
-        total += audit("view", k, path[k])
-        if k + 1 in events and k + 2 < len(path):  # the episode goes on after the event
-            epoch = k + 1
-            total += audit("event", k + 1, path[k + 1])
-    return total
-
-
-def judged_windows(inst: Instance, policy: MemoryPolicy, horizon: int) -> list[int]:
-    """The steps of the detection windows the policy judges in (at any moment) before ``horizon``."""
-    steps = [0, *(e.step for e in inst.events if e.step < horizon)]
-    return [s for s in steps if any(policy.judges(m, inst, s) for m in MOMENTS)]
-
-
-def prompt_tokens(per_step: int, steps: int, history: int) -> int:
-    """Input tokens of ``steps`` decisions, each prompt carrying up to
-    ``history`` earlier turns (each counted as a full step prompt: an upper
-    estimate of a turn's size)."""
-    return per_step * sum(1 + min(history, k) for k in range(steps))
-
-
-def estimate_navigate(instances: Sequence[Instance], *, epochs: int, **args: Any) -> tuple[Cost, Cost]:
-    """(low, high) for ``epochs`` episodes per instance of the navigate task of
-    these arguments (``strategy``, ``modality``, ``batch_size``, its factors):
-    low = every episode walks a shortest path of the true grid (what a perfect
-    agent costs); high = every episode uses its whole budget. Under partial
-    observability the audits of the low bound are those of that walk; the
-    high bound audits every entry alone once per window it judges."""
-    s = navigate_settings(**args)
-    policy, obs, batch_size = STRATEGIES[s.strategy], s.observation, s.batch_size
-    low = high = Cost()
-    for canonical in instances:
-        inst = written(canonical, s.memory_style, s.distractors)
-        radius = None if covers_grid(inst.height, inst.width, s.view_radius) else s.view_radius
-        per_step = step_prompt_tokens(inst, s, radius)
-        path = shortest_path(inst.grid, start_of(inst.grid), goal_of(inst.grid)) or []
-        budget = s.max_steps or inst.max_steps
-        shortest = min(max(len(path) - 1, 1), budget)
-        if radius is None:
-            audits_low = episode_audits(inst, policy, obs, batch_size, shortest, s.structured_output, s.output)
-            audits_high = episode_audits(inst, policy, obs, batch_size, budget, s.structured_output, s.output)
-        else:
-            audits_low = walk_audits(inst, policy, obs, batch_size, path, radius, s.structured_output, s.output)
-            each = (
-                audit_cost(inst.grid, inst.memory, obs, 1, output=s.output, structured=s.structured_output)
-                if policy.audit_batch_size(1, 1)
-                else Cost()
-            )
-            audits_high = each * len(judged_windows(inst, policy, budget))
-        for steps, audits, bound in ((shortest, audits_low, "low"), (budget, audits_high, "high")):
-            walk = Cost(steps, prompt_tokens(per_step, steps, s.history), steps * MOVE_OUTPUT_TOKENS)
-            cost = (walk + audits) * epochs
-            low, high = (low + cost, high) if bound == "low" else (low, high + cost)
-    return low, high
-
-
-def probe_settings(**args: Any) -> ProbeSettings:
-    """The settings of the probe task of these arguments (the rest at the task's defaults)."""
-    full = defaults(task_functions()["probe"]) | args
-    return settings_from(ProbeSettings, full | {"dimensions": check_dimensions(full["dimensions"])})
+__all__ = [
+    "MOVE_OUTPUT_TOKENS",
+    "Cost",
+    "ScriptedStandIn",
+    "audit_cost",
+    "estimate",
+    "estimate_detect",
+    "estimate_navigate",
+    "estimate_probe",
+    "estimate_stale",
+    "step_prompt_tokens",
+]
 
 
 class ScriptedStandIn:
     """A stand-in for the model in a task's own loop (``probing.probe_target``,
-    ``stale_asking.ask``, ``stale_scoring.judge``): the scripted agent
-    ``spatialstale/<policy>`` answering exactly as its provider does, its
-    calls and tokens summed."""
+    ``stale_corpus.asking.ask``, ``stale_corpus.scoring.judge``) and in the
+    audits an estimate counts: the scripted agent ``spatialstale/<policy>``
+    answering exactly as its provider does, its calls and tokens summed."""
 
-    def __init__(self, policy: str) -> None:
-        self.api, self.cost = ScriptedAPI(policy), Cost()
+    def __init__(self, policy: str = "observer") -> None:
+        self.policy, self.api, self.cost = policy, ScriptedAPI(policy), Cost()
 
     async def generate(
         self, input: list[ChatMessage], tools: Sequence[ToolInfo] = (), config: GenerateConfig | None = None, **_: Any
@@ -300,21 +65,55 @@ class ScriptedStandIn:
         self.cost += Cost(1, usage.input_tokens if usage else 0, usage.output_tokens if usage else 0)
         return output
 
+    def reply_text(self, messages: list[ChatMessage], config: GenerateConfig) -> str:
+        return conform(audit_reply(self.policy, last_prompt(messages)), config)
+
+
+def full_args(family: str, args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` over the family's task defaults (read off its signature)."""
+    return defaults(families()[family].task_function()) | args
+
+
+def estimate(family: str, instances: Sequence[Instance], **args: Any) -> tuple[Cost, Cost]:
+    """(low, high) of the ``family`` task of ``args`` over ``instances``, against
+    the scripted ``observer``; (0, 0) for a family without an estimate."""
+    entry = families()[family]
+    if entry.estimate is None:
+        return Cost(), Cost()
+    return entry.estimate(instances, full_args(family, args), ScriptedStandIn("observer"))
+
+
+def detect_settings(**args: Any) -> DetectionSettings:
+    """The settings of the detect task of these arguments (the rest at the task's defaults)."""
+    return settings_from(DetectionSettings, full_args("detect", args))
+
+
+def navigate_settings(**args: Any) -> NavigationSettings:
+    """The settings of the navigate task of these arguments (the rest at the
+    task's defaults; ``max_steps`` None: each instance's budget)."""
+    return settings_from(NavigationSettings, full_args("navigate", args))
+
+
+def probe_settings(**args: Any) -> ProbeSettings:
+    """The settings of the probe task of these arguments (the rest at the task's defaults)."""
+    full = full_args("probe", args)
+    return settings_from(ProbeSettings, full | {"dimensions": check_dimensions(full["dimensions"])})
+
+
+def estimate_detect(instances: Sequence[Instance], **args: Any) -> Cost:
+    """Exact: every window of every instance, audited in batches, for the
+    detect task of these arguments (``modality``, ``batch_size``, its factors)."""
+    return estimate("detect", instances, **args)[1]
+
+
+def estimate_navigate(instances: Sequence[Instance], *, epochs: int, **args: Any) -> tuple[Cost, Cost]:
+    """(low, high) for ``epochs`` episodes per instance of the navigate task of these arguments."""
+    return estimate("navigate", instances, epochs=epochs, **args)
+
 
 def estimate_probe(instances: Sequence[Instance], **args: Any) -> Cost:
-    """Exact for the ``observer`` agent (and for any agent whose replies are as
-    long): the task's own probe loop, every target of every instance, against
-    the ``observer`` agent."""
-    s, model = probe_settings(**args), ScriptedStandIn("observer")
-
-    async def ask_all() -> None:
-        for inst in instances:
-            grid = inst.final_grid()
-            for target in choose_targets(inst, s.targets_per_kind):
-                await probe_target(model, inst, grid, target, s)  # type: ignore[arg-type]
-
-    asyncio.run(ask_all())
-    return model.cost
+    """Exact for the ``observer`` agent (and any agent whose replies are as long)."""
+    return estimate("probe", instances, **args)[1]
 
 
 def estimate_stale(**args: Any) -> tuple[int, Cost, Cost]:
@@ -324,7 +123,7 @@ def estimate_stale(**args: Any) -> tuple[int, Cost, Cost]:
     tokens are exact for any agent in ``independent`` mode (the prompts do not
     depend on the answers); output tokens, the judge's input and ``shared``
     mode grow with the answers, which a real model writes longer."""
-    task = task_functions()["stale"](**args)
+    task = families()["stale"].task_function()(**args)
     meta = task.metadata or {}
     settings = StaleSettings(tuple(meta["dimensions"]), meta["conversation"])
     agent, grader = ScriptedStandIn("stale-aware"), ScriptedStandIn("judge")

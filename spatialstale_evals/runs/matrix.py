@@ -40,28 +40,29 @@ from typing import Any
 
 from inspect_ai import Task, eval_set
 
-from spatialstale_evals import task_functions
+from spatialstale_evals.harness.cost import Cost
+from spatialstale_evals.harness.family import TaskFamily, families
 from spatialstale_evals.harness.observe import OBSERVATIONS
 from spatialstale_evals.harness.params import NotApplicable, choices, defaults, parameters
 from spatialstale_evals.harness.samples import load_instances
 from spatialstale_evals.navigation.strategies import STRATEGIES
-from spatialstale_evals.runs.cost import Cost, estimate_detect, estimate_navigate, estimate_probe
+from spatialstale_evals.runs.cost import estimate
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.regimes import REGIMES
 
-#: The task families the matrix builds, by name.
-FAMILIES = task_functions()
-NAVIGATE_DEFAULTS = defaults(FAMILIES["navigate"])
+#: The suite's @task functions by family name (the matrix's own axes read their vocabularies).
+TASK_FUNCTIONS = {name: family.task_function() for name, family in families().items()}
+NAVIGATE_DEFAULTS = defaults(TASK_FUNCTIONS["navigate"])
 #: Task arguments the matrix sets from its own fields (not factors).
 OWN_ARGS = {"regime", "strategy", "modality", "batch_size", "dataset", "size", "epochs"}
 
 
 def paper_regimes() -> list[str]:
-    return [r for r in choices(FAMILIES["navigate"], "regime") if REGIMES[r].table1 is not None]
+    return [r for r in choices(TASK_FUNCTIONS["navigate"], "regime") if REGIMES[r].table1 is not None]
 
 
 def paper_strategies() -> list[str]:
-    return [s for s in choices(FAMILIES["navigate"], "strategy") if STRATEGIES[s].paper]
+    return [s for s in choices(TASK_FUNCTIONS["navigate"], "strategy") if STRATEGIES[s].paper]
 
 
 @dataclass
@@ -76,10 +77,10 @@ class MatrixSpec:
 
     models: list[str]
     regimes: Sequence[str] = field(default_factory=paper_regimes)
-    modalities: Sequence[str] = field(default_factory=lambda: choices(FAMILIES["detect"], "modality"))  # detect
+    modalities: Sequence[str] = field(default_factory=lambda: choices(TASK_FUNCTIONS["detect"], "modality"))  # detect
     strategies: Sequence[str] = field(default_factory=paper_strategies)
     nav_modalities: Sequence[str] = ("text",)
-    families: Sequence[str] = ("detect", "navigate")
+    families: Sequence[str] = field(default_factory=lambda: default_families())
     seeds: int | None = None
     epochs: int = NAVIGATE_DEFAULTS["epochs"]
     batch_size: int = NAVIGATE_DEFAULTS["batch_size"]
@@ -95,8 +96,8 @@ class MatrixSpec:
             ("modality", self.modalities, OBSERVATIONS),
             ("navigation modality", self.nav_modalities, OBSERVATIONS),
             ("strategy", self.strategies, STRATEGIES),
-            ("task", self.families, PLANNERS),
-            ("size", [self.size], choices(FAMILIES["navigate"], "size")),
+            ("task", self.families, matrix_families()),
+            ("size", [self.size], choices(TASK_FUNCTIONS["navigate"], "size")),
         ):
             bad = [v for v in values if v not in known]
             if bad:
@@ -107,8 +108,8 @@ class MatrixSpec:
         for name, values in self.factors.items():
             if name in OWN_ARGS:
                 raise ValueError(f"factor {name!r} is one of the matrix's own axes; use its option")
-            if not any(name in parameters(FAMILIES[f]) for f in self.families):
-                known = sorted({p for f in self.families for p in parameters(FAMILIES[f])} - OWN_ARGS)
+            if not any(name in parameters(task_of(f)) for f in self.families):
+                known = sorted({p for f in self.families for p in parameters(task_of(f))} - OWN_ARGS)
                 raise ValueError(
                     f"factor {name!r} is no parameter of {', '.join(self.families)}; known: {', '.join(known)}"
                 )
@@ -124,7 +125,7 @@ class MatrixSpec:
 
     def crossed(self, family: str) -> Iterator[dict[str, Any]]:
         """Every combination of the factors that ``family`` has (one empty one without factors)."""
-        names = [n for n in self.factors if n in parameters(FAMILIES[family])]
+        names = [n for n in self.factors if n in parameters(task_of(family))]
         for values in itertools.product(*(self.factors[n] for n in names)):
             yield dict(zip(names, values))
 
@@ -156,7 +157,8 @@ class PlannedTask:
     @property
     def name(self) -> str:
         extra = "".join(f" {k}={v}" for k, v in self.factors.items())
-        return f"{self.family} {self.regime} {self.strategy + ' ' if self.strategy else ''}{self.modality}{extra}"
+        parts = [self.family, self.regime, self.strategy or "", self.modality]
+        return " ".join(p for p in parts if p) + extra
 
 
 @lru_cache(maxsize=16)
@@ -177,69 +179,52 @@ def _planned(
 ) -> PlannedTask | None:
     """The task built from ``args`` (validated), or None when not applicable (why: in ``skipped``)."""
     try:
-        task = FAMILIES[family](**args, **factors)
+        task = task_of(family)(**args, **factors)
     except NotApplicable as exc:
         skipped.append(str(exc))
         return None
     strategy = args.get("strategy")
-    return PlannedTask(family, args["regime"], args["modality"], strategy, samples, epochs, task, args, factors)
+    return PlannedTask(family, args["regime"], args.get("modality", ""), strategy, samples, epochs, task, args, factors)
 
 
-#: Plans one task family for one regime: (spec, regime, instances, estimate?, skipped) -> tasks.
-Planner = Callable[[MatrixSpec, str, Sequence[Instance], bool, list[str]], list[PlannedTask]]
-
-
-def _navigate_tasks(
-    spec: MatrixSpec, regime: str, instances: Sequence[Instance], estimate: bool, skipped: list[str]
+def family_tasks(
+    family: TaskFamily,
+    spec: MatrixSpec,
+    regime: str,
+    instances: Sequence[Instance],
+    estimate_cost: bool,
+    skipped: list[str],
 ) -> list[PlannedTask]:
+    """The tasks of one family for one regime: each of its matrix arguments
+    (``TaskFamily.matrix``) crossed with the factors it has, with its cost."""
+    takes_epochs = "epochs" in parameters(task_of(family.name))
     planned = []
-    for strategy, modality, factors in itertools.product(
-        spec.strategies, spec.nav_modalities, spec.crossed("navigate")
-    ):
-        args = {
-            "regime": regime,
-            "strategy": strategy,
-            "modality": modality,
-            "batch_size": spec.batch_size,
-            "dataset": spec.dataset,
-            **spec.size_arg,
-            "epochs": spec.epochs,
-        }
-        task = _planned("navigate", args, factors, len(instances), spec.epochs, skipped)
-        if task is not None:
-            if estimate:
-                task.cost_min, task.cost = estimate_navigate(instances, **args, **factors)
-            planned.append(task)
+    for own, epochs in family.matrix(spec) if family.matrix else ():
+        for factors in spec.crossed(family.name):
+            args = {"regime": regime, **own, "dataset": spec.dataset, **spec.size_arg}
+            if takes_epochs:
+                args["epochs"] = epochs
+            task = _planned(family.name, args, factors, len(instances), epochs, skipped)
+            if task is not None:
+                if estimate_cost:
+                    task.cost_min, task.cost = estimate(family.name, instances, **args, **factors)
+                planned.append(task)
     return planned
 
 
-def _run_once(family: str, own: Callable[[MatrixSpec], dict[str, Any]], cost: Callable[..., Cost]) -> Planner:
-    """The planner of a task run once per seed (no epochs, no strategy): one
-    task per modality (``--modalities``) and factor combination, its ``own``
-    matrix arguments besides, its exact ``cost``."""
-
-    def tasks(
-        spec: MatrixSpec, regime: str, instances: Sequence[Instance], estimate: bool, skipped: list[str]
-    ) -> list[PlannedTask]:
-        planned = []
-        for modality, factors in itertools.product(spec.modalities, spec.crossed(family)):
-            args = {"regime": regime, "modality": modality, **own(spec), "dataset": spec.dataset, **spec.size_arg}
-            task = _planned(family, args, factors, len(instances), 1, skipped)
-            if task is not None:
-                if estimate:
-                    task.cost = task.cost_min = cost(instances, **args, **factors)
-                planned.append(task)
-        return planned
-
-    return tasks
+def task_of(family: str) -> Callable[..., Task]:
+    """The @task function of ``family``."""
+    return families()[family].task_function()
 
 
-#: How the matrix plans each task family it runs (a new task joins the matrix here).
-PLANNERS: dict[str, Planner] = {
-    "detect": _run_once("detect", lambda spec: {"batch_size": spec.batch_size}, estimate_detect),
-    "navigate": _navigate_tasks,
-    "probe": _run_once("probe", lambda spec: {}, estimate_probe),
-}
+def matrix_families() -> list[str]:
+    """The families the matrix can run (those with matrix arguments)."""
+    return [name for name, family in families().items() if family.matrix is not None]
+
+
+def default_families() -> list[str]:
+    """The families the matrix runs unless told (``TaskFamily.in_default_matrix``)."""
+    return [name for name in matrix_families() if families()[name].in_default_matrix]
 
 
 def plan(spec: MatrixSpec, estimate: bool = True) -> Plan:
@@ -251,7 +236,7 @@ def plan(spec: MatrixSpec, estimate: bool = True) -> Plan:
     for regime in spec.regimes:
         instances = _instances(spec.dataset, spec.size, regime)[: spec.seeds]
         for family in spec.families:
-            for task in PLANNERS[family](spec, regime, instances, estimate, skipped):
+            for task in family_tasks(families()[family], spec, regime, instances, estimate, skipped):
                 key = json.dumps(task.task.metadata, sort_keys=True, default=str)
                 if key not in seen:
                     seen.add(key)

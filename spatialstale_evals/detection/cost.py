@@ -1,0 +1,32 @@
+"""The detect task's cost, exact: every window of every instance, audited in
+batches, counted from the prompts the task builds and the stand-in's replies."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from spatialstale_evals.detection.windows import DetectionSettings
+from spatialstale_evals.harness.cost import Cost, StandIn, audit_cost
+from spatialstale_evals.harness.memory_text import written
+from spatialstale_evals.harness.observe import settings_from
+from spatialstale_evals.world.instance import Instance
+
+
+def estimate_detect(instances: Sequence[Instance], args: dict[str, Any], model: StandIn) -> tuple[Cost, Cost]:
+    """(cost, cost) of the detect task of ``args`` (every argument, defaults included) over ``instances``."""
+    s = settings_from(DetectionSettings, args)
+    total = Cost()
+    for canonical in instances:
+        inst = written(canonical, s.memory_style, s.distractors)
+        for window in inst.windows:
+            total += audit_cost(
+                model,
+                window.grid,
+                inst.memory,
+                s.observation,
+                s.batch_size,
+                output=s.output,
+                structured=s.structured_output,
+            )
+    return total, total

@@ -1,0 +1,41 @@
+"""The ``detect`` family's registry entry: what the matrix runs (once per
+seed, per modality, at the matrix's batch size), its exact cost, and what a
+report record keeps (every count of the score, the windows' flags; the
+instance and its windows' truth)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from spatialstale_evals.detection.cost import estimate_detect
+from spatialstale_evals.harness.family import HEAVY_FIELDS, MatrixSpecLike, TaskFamily, register_family
+
+
+def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
+    for modality in spec.modalities:
+        yield {"modality": modality, "batch_size": spec.batch_size}, 1
+
+
+def detail(meta: Mapping[str, Any]) -> dict[str, Any]:
+    return {"windows": [{"step": w["step"], "flagged": w["flagged"]} for w in meta.get("windows", [])]}
+
+
+def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mapping[str, Any]) -> dict[str, Any]:
+    return {**value, "f1": value.get("f1", 0.0), "windows_flagged": detail["windows"]}
+
+
+FAMILY = register_family(
+    TaskFamily(
+        in_report_layout=True,  # the report's fixed sections
+        name="detect",
+        scorer="detection_scorer",
+        dimensions=("regime", "modality"),
+        exclude=HEAVY_FIELDS,  # the store is read: it holds the instance
+        detail=detail,
+        record=record,
+        instance=True,
+        matrix=matrix_arguments,
+        estimate=estimate_detect,
+    )
+)

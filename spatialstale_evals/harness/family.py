@@ -1,0 +1,137 @@
+"""The task-family registry: one entry per task family, which everything
+around the tasks reads (the run matrix and its cost estimate, the report's
+log records, the ``matrix`` command's choices).
+
+A family package (``detection/``, ``navigation/``, ...) declares its
+:class:`TaskFamily` in its ``family.py`` and registers it there; the task
+module (``detect.py``, ...) imports that package, so importing the suite's
+tasks fills the registry. A family registered from anywhere else (a test, a
+user's package) is read the same way: it joins the matrix and the report
+without an edit to ``runs/`` or ``analysis/``.
+
+    from spatialstale_evals.harness.family import TaskFamily, register_family
+    register_family(TaskFamily(name="mytask", task=mytask, scorer="my_scorer"))
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from spatialstale_evals.harness.cost import Cost
+
+#: Sample fields the report never reads (by far the largest).
+HEAVY_FIELDS = frozenset({"messages", "events", "attachments"})
+
+
+def no_detail(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """A family whose records keep nothing of the score's metadata."""
+    return {}
+
+
+def value_fields(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's own fields by default: every key of the score's value."""
+    return dict(value)
+
+
+class MatrixSpecLike(Protocol):
+    """What a family's matrix arguments read of the run matrix's spec (``runs.matrix.MatrixSpec``)."""
+
+    batch_size: int
+    epochs: int
+    modalities: Sequence[str]
+    nav_modalities: Sequence[str]
+    strategies: Sequence[str]
+
+
+#: The task arguments of each task the matrix plans for one regime (beside the
+#: regime, dataset, size and crossed factors, which the matrix adds), with the
+#: epochs each runs.
+MatrixArguments = Callable[[MatrixSpecLike], Iterable[tuple[dict[str, Any], int]]]
+#: (instances, full task arguments, stand-in) -> (low, high) cost; exact estimates give low == high.
+Estimate = Callable[..., tuple[Cost, Cost]]
+
+
+@dataclass(frozen=True)
+class TaskFamily:
+    """One task family, as the matrix, the cost model and the report see it.
+
+    Attributes:
+        name: The ``@task``'s name (its module's too), and the ``task_family``
+            the task writes into its metadata: a log is this family's when both match.
+        scorer: The scorer whose ``Score.value`` holds the sample's counts.
+        task: The ``@task`` function; None: the package's task of this name.
+        dimensions: Task arguments that are the report's table dimensions
+            (everything else that differs from the default makes a separate configuration).
+        exclude: Sample fields the report does not read.
+        detail: What of the score's metadata a record keeps.
+        record: A record's family fields from (task arguments, score value, detail).
+        instance: Whether records carry the instance and its windows' truth.
+        matrix: How the run matrix plans this family (None: not in the matrix).
+        estimate: The cost of a planned task without a model call (None: not estimated).
+        in_default_matrix: Whether ``spatialstale matrix`` runs it when ``--tasks`` is not given.
+        arm_args: Task arguments that make a strategy another arm of the same
+            comparison rather than another configuration (a record's ``strategy``
+            reads ``omcd[history]``).
+        factors: The memory factors among the task's arguments: a record carries
+            their non-default levels as a label (``levels``), and its
+            configuration without them (``base_config``).
+        section_factors: Those of ``factors`` that only act on a memory section
+            (the ``no_memory`` arm runs with them at their defaults: ``levels_no_memory``).
+        in_report_layout: Whether the report's fixed layout shows this family
+            (the paper's tables and ours that combine families); otherwise it gets
+            a section of its own: ``tables``, or a summary of its records.
+        tables: The family's own report tables from its records (a DataFrame):
+            ``{key: (title, table)}``.
+    """
+
+    name: str
+    scorer: str
+    task: Callable[..., Any] | None = None
+    dimensions: tuple[str, ...] = ("regime", "modality")
+    exclude: frozenset[str] = HEAVY_FIELDS | {"store"}
+    detail: Callable[[Mapping[str, Any]], dict[str, Any]] = no_detail
+    record: Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]], dict[str, Any]] = value_fields
+    instance: bool = False
+    matrix: MatrixArguments | None = None
+    estimate: Estimate | None = None
+    in_default_matrix: bool = True
+    arm_args: tuple[str, ...] = ()
+    factors: tuple[str, ...] = ()
+    section_factors: tuple[str, ...] = ()
+    in_report_layout: bool = False
+    tables: Callable[[Any], Mapping[str, tuple[str, Any]]] | None = None
+
+    def task_function(self) -> Callable[..., Any]:
+        """The family's ``@task`` function."""
+        if self.task is not None:
+            return self.task
+        from spatialstale_evals import task_functions  # the suite's own tasks, by name
+
+        return task_functions()[self.name]
+
+
+#: Every registered family by name, in registration order (the suite's first).
+FAMILIES: dict[str, TaskFamily] = {}
+
+
+def register_family(family: TaskFamily) -> TaskFamily:
+    """Register ``family`` (again under the same name: replaced); returns it."""
+    FAMILIES[family.name] = family
+    return family
+
+
+def unregister_family(name: str) -> None:
+    """Remove a family registered under ``name`` (a test's own, when it is done)."""
+    FAMILIES.pop(name, None)
+
+
+def families() -> dict[str, TaskFamily]:
+    """Every family: the suite's own (their packages imported on first call) and any registered since."""
+    from spatialstale_evals import FAMILY_PACKAGES
+
+    for package in FAMILY_PACKAGES.values():
+        importlib.import_module(f"spatialstale_evals.{package}.family")
+    return FAMILIES

@@ -1,0 +1,50 @@
+"""The ``navigate`` family's registry entry: what the matrix runs (per
+strategy and navigation modality, ``epochs`` episodes per seed), its cost
+bounds, and what a report record keeps (the episode's counts, outcome,
+trajectory and death cell; the strategy's arm and the memory factors)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
+from spatialstale_evals.harness.memory_text import FACTORS, SECTION_FACTORS
+from spatialstale_evals.navigation.cost import estimate_navigate
+
+
+def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
+    for strategy in spec.strategies:
+        for modality in spec.nav_modalities:
+            yield {"strategy": strategy, "modality": modality, "batch_size": spec.batch_size}, spec.epochs
+
+
+def detail(meta: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: meta.get(k) for k in ("outcome", "trajectory", "death_cell")}
+
+
+def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        **value,
+        "outcome": detail.get("outcome"),
+        "trajectory": detail.get("trajectory") or [],
+        "death_cell": detail.get("death_cell"),
+    }
+
+
+FAMILY = register_family(
+    TaskFamily(
+        in_report_layout=True,  # the report's fixed sections
+        name="navigate",
+        scorer="navigation_scorer",
+        dimensions=("regime", "strategy", "modality"),
+        detail=detail,
+        record=record,
+        matrix=matrix_arguments,
+        estimate=estimate_navigate,
+        # ``omcd`` with ``filter_mode=history`` is the arm ``omcd[history]`` of the same comparison
+        arm_args=("filter_mode",),
+        factors=tuple(FACTORS),
+        section_factors=tuple(SECTION_FACTORS),
+    )
+)

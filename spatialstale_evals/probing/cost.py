@@ -1,0 +1,34 @@
+"""The probe task's cost: exact for a stand-in whose replies are as long as
+the ``observer``'s: the task's own probe loop, every target of every instance."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from spatialstale_evals.harness.cost import Cost, StandIn
+from spatialstale_evals.harness.observe import settings_from
+from spatialstale_evals.probing.probes import ProbeSettings, check_dimensions, probe_target
+from spatialstale_evals.world.instance import Instance
+from spatialstale_evals.world.targets import choose_targets
+
+
+def estimate_probe(instances: Sequence[Instance], args: dict[str, Any], model: StandIn) -> tuple[Cost, Cost]:
+    """(cost, cost) of the probe task of ``args`` (every argument, defaults included) over ``instances``."""
+    s = settings_from(ProbeSettings, args | {"dimensions": check_dimensions(args["dimensions"])})
+    before = model.cost
+
+    async def ask_all() -> None:
+        for inst in instances:
+            grid = inst.final_grid()
+            for target in choose_targets(inst, s.targets_per_kind):
+                await probe_target(model, inst, grid, target, s)  # type: ignore[arg-type]
+
+    asyncio.run(ask_all())
+    spent = Cost(
+        model.cost.calls - before.calls,
+        model.cost.input_tokens - before.input_tokens,
+        model.cost.output_tokens - before.output_tokens,
+    )
+    return spent, spent

@@ -1,0 +1,29 @@
+"""The ``probe`` family's registry entry: what the matrix runs (once per seed,
+per modality), its exact cost, and what a report record keeps (the counts per
+dimension x kind x outcome)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
+from spatialstale_evals.probing.cost import estimate_probe
+
+
+def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
+    for modality in spec.modalities:
+        yield {"modality": modality}, 1
+
+
+FAMILY = register_family(
+    TaskFamily(
+        in_report_layout=True,  # the report's fixed sections
+        name="probe",
+        scorer="probe_scorer",
+        dimensions=("regime", "modality"),
+        matrix=matrix_arguments,
+        estimate=estimate_probe,
+        in_default_matrix=False,
+    )
+)

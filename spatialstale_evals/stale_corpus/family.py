@@ -1,0 +1,34 @@
+"""The ``stale`` family's registry entry: not in the run matrix (its corpus is
+a file or a download, not the lake's seeds); a report record keeps the judged
+cells as one field, the conflict type and who judged."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from spatialstale_evals.harness.family import TaskFamily, register_family
+
+
+def detail(meta: Mapping[str, Any]) -> dict[str, Any]:
+    judge = meta.get("judge") or {}
+    return {"type": meta.get("type"), "judged_by": judge.get("model"), "judge_problem": judge.get("problem")}
+
+
+def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mapping[str, Any]) -> dict[str, Any]:
+    # the score value as one field: a table of records would give every record every cell's column
+    return {"value": dict(value), **detail}
+
+
+FAMILY = register_family(
+    TaskFamily(
+        in_report_layout=True,  # the report's fixed sections
+        name="stale",
+        scorer="stale_judge",
+        # types and dimensions stay in the config: runs that overlap in them are rows apart, not counted twice
+        dimensions=(),
+        detail=detail,
+        record=record,
+        in_default_matrix=False,
+    )
+)

@@ -1,0 +1,121 @@
+"""A task family registered from outside the package (here) is read by the
+periphery without an edit to it: the matrix plans and runs it with its own
+cost, the ``matrix`` command offers it, and the report shows a section for it
+whose numbers are recomputed here from the dataset."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from spatialstale_evals.analysis.report import build_report
+from spatialstale_evals.harness.cost import Cost
+from spatialstale_evals.harness.family import TaskFamily, families, register_family, unregister_family
+from spatialstale_evals.runs.matrix import MatrixSpec, format_plan, matrix_families, plan, run_matrix
+from spatialstale_evals.world import dataset
+from spatialstale_evals.world.grid import HOLE
+
+NAME = "toy_holes"
+
+
+@solver
+def count_holes() -> Solver:
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        return state  # no model call: the family's logic, not a model, is under test
+
+    return solve
+
+
+@scorer(metrics=[mean()])
+def toy_holes_scorer():  # noqa: ANN201 - Inspect's scorer factory protocol
+    async def score(state: TaskState, target: Target) -> Score:
+        holes = int(state.metadata["holes"])
+        return Score(value={"holes": holes, "even": float(holes % 2 == 0)})
+
+    return score
+
+
+@task
+def toy_holes(regime: str = "L1", dataset: str | None = None, size: str = "8x8") -> Task:
+    """Counts the holes of each instance's final grid: a family with no model call."""
+    from spatialstale_evals.world import dataset as world_dataset
+
+    samples = [
+        Sample(input=inst.id, id=inst.id, metadata={"holes": sum(row.count(HOLE) for row in inst.final_grid())})
+        for inst in world_dataset.load(dataset, regime, size)
+    ]
+    return Task(
+        dataset=MemoryDataset(samples),
+        solver=count_holes(),
+        scorer=toy_holes_scorer(),
+        name=NAME,
+        metadata={"task_family": NAME, "regime": regime},
+    )
+
+
+def _estimate(instances: Any, args: dict[str, Any], model: Any) -> tuple[Cost, Cost]:
+    return Cost(), Cost(calls=len(instances), input_tokens=7 * len(instances))
+
+
+@pytest.fixture
+def toy_family() -> Iterator[TaskFamily]:
+    family = register_family(
+        TaskFamily(
+            name=NAME,
+            scorer="toy_holes_scorer",
+            task=toy_holes,
+            dimensions=("regime",),
+            matrix=lambda spec: iter([({}, 1)]),
+            estimate=_estimate,
+            in_default_matrix=False,
+        )
+    )
+    yield family
+    unregister_family(NAME)
+
+
+def test_a_registered_family_is_planned_with_its_cost(toy_family: TaskFamily) -> None:
+    assert NAME in matrix_families()
+    spec = MatrixSpec(models=["mockllm/model"], regimes=["L1", "L2"], families=[NAME], seeds=3)
+    planned = plan(spec)
+    assert [(t.family, t.regime, t.samples) for t in planned] == [(NAME, "L1", 3), (NAME, "L2", 3)]
+    assert all((t.cost_min, t.cost) == (Cost(), Cost(3, 21)) for t in planned)
+    text = format_plan(spec, planned)
+    assert f"| {NAME} L1 | 3 | 3 | 0 - 3 | 0 - 21 | 0 |" in text
+    assert NAME not in MatrixSpec(models=["m"]).families  # not in the default matrix: it said so
+
+
+def test_the_matrix_command_offers_a_registered_family(toy_family: TaskFamily) -> None:
+    from spatialstale_evals.cli import build_parser
+
+    args = build_parser().parse_args(["matrix", "--model", "m", "--log-dir", "x", "--tasks", NAME, "detect"])
+    assert args.tasks == [NAME, "detect"]
+
+
+def test_a_registered_family_runs_in_the_matrix_and_has_a_report_section(
+    toy_family: TaskFamily, tmp_path: Path
+) -> None:
+    spec = MatrixSpec(models=["mockllm/model"], regimes=["L1"], families=[NAME], seeds=4)
+    done, _ = run_matrix(spec, tmp_path / "logs", display="none")
+    assert done
+    report = build_report(tmp_path / "logs", tmp_path / "report")
+    holes = [sum(row.count(HOLE) for row in inst.final_grid()) for inst in dataset.load(None, "L1")[:4]]
+    table = report.tables[f"{NAME}:summary"]
+    assert table[["regime", "n"]].values.tolist() == [["L1", 4]]
+    assert table["holes"].iloc[0] == pytest.approx(sum(holes) / 4)
+    assert table["even"].iloc[0] == pytest.approx(sum(h % 2 == 0 for h in holes) / 4)
+    text = report.markdown.read_text(encoding="utf-8")
+    assert f"## Task `{NAME}`" in text and "4 toy_holes sample(s)" in text
+    assert len(report.logset.records[NAME]) == 4
+
+
+def test_unregistering_leaves_the_suite_as_it_was() -> None:
+    assert NAME not in families()
+    assert list(families())[:4] == ["detect", "navigate", "probe", "stale"]
