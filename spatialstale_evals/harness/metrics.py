@@ -4,7 +4,11 @@ applies it.
 
 The report's tables call the same ratio functions on the same records, so the
 log's metrics and the report cannot disagree. A ratio with a zero denominator
-is None; the task metrics show it as 0.0, the report as NaN ("-"). The
+is None: undefined, logged as NaN by every task's metrics and shown as "-" in
+the report (never 0.0, which a reader of the log would take for a measured
+zero). Metrics whose name is made at run time (a probe dimension, a STALE
+cell) are built by ``named_metric``; the rest are ``@metric`` functions over
+``pooled``: both register an Inspect metric, so ``inspect score`` finds them. The
 per-episode rates and their standard errors are Inspect's own ``mean`` and
 ``stderr`` through ``aggregate``.
 
@@ -16,6 +20,7 @@ does not notice.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
@@ -32,14 +37,23 @@ class Summable(Protocol):
     def total(self, records: Iterable[Mapping[str, Any]]) -> Any: ...
 
 
+def defined(value: float | None) -> float:
+    """A ratio as a metric logs it: None (an empty denominator) is NaN."""
+    return math.nan if value is None else float(value)
+
+
 def pooled(ratio_of: Ratio, record: type[Counts] | Summable) -> Metric:
-    """A task metric that sums every sample's counts into ``record`` and applies ``ratio_of``."""
+    """A task metric that sums every sample's counts into ``record`` and applies ``ratio_of`` (NaN when undefined)."""
 
     def compute(scores: list[SampleScore]) -> float:
-        value = ratio_of(record.total(s.score.value for s in scores))  # type: ignore[misc]
-        return 0.0 if value is None else value
+        return defined(ratio_of(record.total(s.score.value for s in scores)))  # type: ignore[misc]
 
     return compute
+
+
+def named_metric(name: str, compute: Metric) -> Metric:
+    """The Inspect metric ``name`` computing ``compute`` (registered, as ``@metric`` registers)."""
+    return metric(name=name)(lambda: compute)()
 
 
 # -- detection -----------------------------------------------------------------

@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from inspect_ai.scorer import Metric, Score, Target, metric, scorer
+from inspect_ai.scorer import Metric, Score, Target, scorer
 from inspect_ai.solver import TaskState
 
 from spatialstale_evals.harness.counts import ratio, sum_keys
-from spatialstale_evals.harness.metrics import pooled
+from spatialstale_evals.harness.metrics import named_metric, pooled
 from spatialstale_evals.probing.probes import (
     COUNT_KEYS,
     DIMENSION_KINDS,
@@ -119,8 +119,8 @@ class ProbeCounts:
 
 
 def _metric(name: str, ratio_of: ProbeRatio) -> Metric:
-    """The task metric ``name``: ``ratio_of`` over the sample counts summed (0.0 when undefined)."""
-    return metric(name=name)(lambda: pooled(ratio_of, ProbeCounts))()
+    """The task metric ``name``: ``ratio_of`` over the sample counts summed (NaN when undefined)."""
+    return named_metric(name, pooled(ratio_of, ProbeCounts))
 
 
 PROBE_METRICS = [_metric(name, ratio_of) for name, ratio_of in PROBE_RATIOS.items()]

@@ -42,12 +42,13 @@ from inspect_ai.model import (
     get_model,
     model_roles,
 )
-from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
+from inspect_ai.scorer import Metric, SampleScore, Score, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.counts import ratio
+from spatialstale_evals.harness.metrics import defined, named_metric
 from spatialstale_evals.harness.schemas import flag, obj, response_config, text
 from spatialstale_evals.stale_corpus.corpus import STALE_DIMENSIONS, STALE_TYPES
 from spatialstale_evals.stale_corpus.judgement import StaleJudgement, judge_key, parse_stale_judgement
@@ -184,10 +185,9 @@ def _metric(name: str, ratio_of: StaleRatio) -> Metric:
     """The task metric ``name``: ``ratio_of`` over the sample values (NaN when nothing counts)."""
 
     def compute(scores: list[SampleScore]) -> float:
-        value = ratio_of([s.score.value for s in scores if isinstance(s.score.value, Mapping)])
-        return math.nan if value is None else value
+        return defined(ratio_of([s.score.value for s in scores if isinstance(s.score.value, Mapping)]))
 
-    return metric(name=name)(lambda: compute)()
+    return named_metric(name, compute)
 
 
 #: Registered when this module is imported, so ``inspect score`` finds them by the names the log records.
