@@ -134,7 +134,8 @@ def test_task_metrics_are_unchanged_but_for_the_named_ones(before_and_after: tup
         old, new = run["metrics"], after[name]["metrics"]
         assert set(old) - set(new) == (REMOVED_METRICS & set(old))
         assert set(new) - set(old) <= ADDED_METRICS
-        assert all(new[m] == 0.0 for m in ADDED_METRICS & set(new)), name
+        # without notes the distractor flag rate is undefined: NaN (an undefined ratio is never logged as 0.0)
+        assert all(math.isnan(new[m]) for m in ADDED_METRICS & set(new)), name
         if "flag_rate_stale_thaw" in old:
             assert old["flag_rate_stale_thaw"] == old["thaw_recall"], "the dropped metric was a duplicate"
         for metric, value in new.items():
@@ -143,7 +144,12 @@ def test_task_metrics_are_unchanged_but_for_the_named_ones(before_and_after: tup
             if metric == "flag_rate_valid_safe":
                 values = [s["value"] for s in after[name]["samples"].values()]
                 den = sum(v["valid_safe"] for v in values)
-                expected = sum(v["valid_safe_flagged"] for v in values) / den if den else 0.0
+                expected = sum(v["valid_safe_flagged"] for v in values) / den if den else math.nan
+                if math.isnan(expected):
+                    assert math.isnan(value), name
+                    continue
                 assert value == pytest.approx(expected, abs=1e-12), name
+            elif math.isnan(value):  # undefined: logged as 0.0 by the reference code, NaN now
+                assert old[metric] == 0.0, f"{name}: {metric}"
             else:
                 assert math.isclose(value, old[metric], rel_tol=1e-12, abs_tol=1e-12), f"{name}: {metric}"
