@@ -761,11 +761,11 @@ def test_audit_windows_solver_leaves_one_record_per_window(tmp_path):
     by_id = {inst["id"]: inst for inst in load_jsonl("L3")[:3]}
     assert len(auditor.calls) == sum(len(i["events"]) for i in by_id.values())
     for sample in log.samples:
-        records = sample.store["detect_windows"]
+        records = sample.store["DetectionState:windows"]
         assert [r["step"] for r in records] == [e["step"] for e in by_id[sample.id]["events"]]
         for r in records:
             assert r["calls"] == 1 and r["entries"] == 64
             assert r["fp"] == r["fn"] == 0 and r["tp"] == len(r["flagged"])
-        assert sample.store["spatialstale:episode"] == [sample.id, 1]
-        assert json.loads(sample.store["instance"]) == instances.by_id[sample.id].to_json()
+        assert sample.store["SampleState:episode"] == [sample.id, 1]
+        assert json.loads(sample.store["SampleState:instance_json"]) == instances.by_id[sample.id].to_json()
         assert "instance" not in sample.metadata

@@ -144,7 +144,7 @@ def test_the_default_output_has_no_edit_metrics_nor_counts(tmp_path: Path) -> No
     log = run(detect(regime="L1"), limit=1, log_dir=str(tmp_path))
     assert "edit_accuracy" not in log.results.scores[0].metrics
     assert "corrections" not in log.samples[0].scores["detection_scorer"].value
-    assert all("corrected" not in j for w in log.samples[0].store["detect_windows"] for j in w["judgements"])
+    assert all("corrected" not in j for w in log.samples[0].store["DetectionState:windows"] for j in w["judgements"])
 
 
 def test_a_random_editor_scores_below_the_perfect_one(tmp_path: Path) -> None:

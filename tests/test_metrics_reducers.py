@@ -101,7 +101,7 @@ def window(
 
 
 def detection_score(*windows: dict[str, int]) -> Score:
-    return _score(detection_scorer(), {"detect_windows": list(windows)})
+    return _score(detection_scorer(), {"DetectionState:windows": list(windows)})
 
 
 # Instance A: one window of 10 entries (2 thawed, 1 frozen, 4 SAFE, 3 DANGER), and in
@@ -201,7 +201,7 @@ def episode(outcome: str, steps: int, fallbacks: int = 0, death_on_stale: bool =
         "tokens": {"navigator": 40 * steps, "auditor": 100},
         "audit_calls": 2,
     }
-    return _score(navigation_scorer(), {"episode": record})
+    return _score(navigation_scorer(), {"NavigationState:episode": record})
 
 
 # Three instances, three episodes each (timeouts at max_steps 40).

@@ -226,7 +226,7 @@ def test_conversation_modes_as_the_model_calls_show(conversation: str, tmp_path:
         calls = agent_inputs(log)[str(sample.id)]
         queries = [raw["probing_queries"][f"{d}_query"] for d in DIMS]
         assert len(calls) == 3
-        answers = [a["answer"] for a in sample.store["stale_answers"].values()]
+        answers = [a["answer"] for a in sample.store["StaleState:answers"].values()]
         for k, call in enumerate(calls):
             assert call[: len(history)] == history and call[-1] == queries[k]
             earlier = [] if conversation == "independent" else [x for i in range(k) for x in (queries[i], answers[i])]
@@ -260,7 +260,7 @@ def test_judge_prompt_holds_the_truth_and_every_question_and_answer(tmp_path: Pa
         text = "\n".join(m.text for m in call.input)
         for field in ("M_old", "M_new", "explanation"):
             assert raw[field] in text
-        for d, answer in sample.store["stale_answers"].items():
+        for d, answer in sample.store["StaleState:answers"].items():
             assert raw["probing_queries"][f"{d}_query"] in text and answer["answer"] in text
 
 
@@ -479,7 +479,7 @@ def test_a_sample_stopped_by_a_limit_is_judged_on_what_it_answered(tmp_path: Pat
                        log_dir=str(tmp_path), display="none", token_limit=limit)[0]  # fmt: skip
     assert log.status == "success" and not any(s.error for s in log.samples)
     for sample in log.samples:
-        answered = list(sample.store["stale_answers"])
+        answered = list(sample.store["StaleState:answers"])
         assert answered == ["dim1"], (sample.id, answered)
         value = sample.scores["stale_judge"].value
         own = {k: v for k, v in value.items() if k in CELLS}

@@ -16,7 +16,7 @@ import pandas as pd
 from inspect_ai.analysis import SampleColumn, samples_df
 
 from spatialstale_evals.harness.family import families
-from spatialstale_evals.harness.samples import INSTANCE_KEY
+from spatialstale_evals.harness.samples import INSTANCE_KEY, LEGACY_INSTANCE_KEY
 
 
 def score_of(sample: Any, family: str) -> Any:
@@ -24,10 +24,10 @@ def score_of(sample: Any, family: str) -> Any:
 
 
 def instance_json(sample: Any) -> str:
-    """The sample's instance as JSON text: from the store (where the solvers
-    log it: as text, or as a dict in logs written before issue 17), or from
-    the metadata in logs written before that."""
-    value = sample.store.get(INSTANCE_KEY) or sample.metadata.get("instance")
+    """The sample's instance as JSON text: from the store (``SampleState``, as
+    text; logs of earlier task versions keep it under ``instance``, as text or
+    a dict), or from the metadata in the oldest logs."""
+    value = sample.store.get(INSTANCE_KEY) or sample.store.get(LEGACY_INSTANCE_KEY) or sample.metadata.get("instance")
     return value if isinstance(value, str) else json.dumps(value)
 
 

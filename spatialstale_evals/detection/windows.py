@@ -11,6 +11,7 @@ from inspect_ai.model import ChatMessage, Model, get_model
 from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from spatialstale_evals.detection.state import DetectionState
 from spatialstale_evals.harness.audit import FORMATS, audit_entries, audit_span, audit_summary
 from spatialstale_evals.harness.counts import PARSE_KEYS, confusion, detection_value, edit_counts
 from spatialstale_evals.harness.memory_text import MemoryStyle, written
@@ -21,7 +22,6 @@ from spatialstale_evals.world.instance import Instance, Window
 from spatialstale_evals.world.render import RenderStyle
 
 #: Store key of the per-window records the scorer reads.
-WINDOWS_KEY = "detect_windows"
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def audit_windows(instances: InstanceSet, settings: DetectionSettings) -> Solver
         finally:
             # Also when an Inspect limit (tokens, time, messages) stops the
             # audit: Inspect still scores the sample, on the windows finished.
-            state.store.set(WINDOWS_KEY, records)
+            state.store_as(DetectionState).windows = records
             record_instance(state, canonical)
         state.output.completion = f"{sum(len(r['flagged']) for r in records)} flags over {len(records)} window(s)"
         return state
@@ -117,7 +117,7 @@ def detection_scorer():
     """Entry-level TP/FP/FN/TN pooled over the sample's windows."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        records = state.store.get(WINDOWS_KEY, [])
+        records = state.store_as(DetectionState).windows
         totals = detection_value(records)
         edits = (
             f"; {totals['corrections_right']} of {totals['tp'] + totals['fn']} stale entries corrected right "

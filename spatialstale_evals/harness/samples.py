@@ -9,6 +9,7 @@ from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import TaskState
+from inspect_ai.util import StoreModel
 
 from spatialstale_evals.harness.prompts import PROMPT_VERSION, SAMPLE_INPUT
 from spatialstale_evals.world import dataset as world_dataset
@@ -66,8 +67,8 @@ class InstanceSet:
         return instance_samples(list(self.by_id.values()), task, params, listed)
 
     def begin(self, state: TaskState) -> Instance:
-        """The sample's instance; also records which episode is running (``EPISODE_KEY``)."""
-        state.store.set(EPISODE_KEY, [state.sample_id, state.epoch])
+        """The sample's instance; also records which episode is running (``SampleState.episode``)."""
+        state.store_as(SampleState).episode = [state.sample_id, state.epoch]
         return self.by_id[str(state.metadata["instance_id"])]
 
 
@@ -101,16 +102,31 @@ def instance_samples(
     return MemoryDataset(samples, name=f"spatialstale-{task}")
 
 
-#: Store key where each solver leaves ``[sample id, epoch]`` of the episode it
-#: plays. A model provider cannot otherwise tell which sample it serves through
-#: Inspect's public API, and the scripted ``random`` agent needs that to vary
-#: between epochs yet repeat exactly between runs.
-EPISODE_KEY = "spatialstale:episode"
+class SampleState(StoreModel):
+    """What every family's solver keeps in the sample's store.
+
+    The suite's per-sample state is typed: one ``StoreModel`` per family
+    (``<Family>State`` in the family's ``state.py``), read and written with
+    ``TaskState.store_as``; Inspect keys each field ``<Class>:<field>`` in the store.
+
+    Attributes:
+        episode: ``[sample id, epoch]`` of the episode being played. A model
+            provider cannot otherwise tell which sample it serves through
+            Inspect's public API, and the scripted ``random`` agent needs that
+            to vary between epochs yet repeat exactly between runs.
+        instance_json: The sample's instance: its line of the dataset's JSONL
+            (``world.dataset.instance_line``), as text.
+    """
+
+    episode: list[Any] | None = None
+    instance_json: str | None = None
 
 
-#: Store key of the sample's instance, set by the solver: its line of the
-#: dataset's JSONL (``world.dataset.instance_line``), as text.
-INSTANCE_KEY = "instance"
+#: The store keys of ``SampleState``'s fields (how a log shows them).
+EPISODE_KEY = "SampleState:episode"
+INSTANCE_KEY = "SampleState:instance_json"
+#: Where logs of earlier task versions keep the instance.
+LEGACY_INSTANCE_KEY = "instance"
 
 
 def record_instance(state: TaskState, instance: Instance) -> None:
@@ -122,4 +138,4 @@ def record_instance(state: TaskState, instance: Instance) -> None:
     span, the realtime buffer, condensing, a depth check), and the instance's
     ~475 nodes were the largest part of the harness's own logging cost; one
     string is one node (README, Performance)."""
-    state.store.set(INSTANCE_KEY, world_dataset.instance_line(instance))
+    state.store_as(SampleState).instance_json = world_dataset.instance_line(instance)

@@ -50,6 +50,7 @@ from spatialstale_evals.navigation.episode import (
     score_value,
     step_line,
 )
+from spatialstale_evals.navigation.state import NavigationState
 from spatialstale_evals.navigation.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import goal_of
@@ -57,8 +58,6 @@ from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import MemoryEntry
 from spatialstale_evals.world.render import RenderStyle
 
-#: Store key of the episode record the scorer reads.
-EPISODE_RECORD_KEY = "episode"
 #: The ``source`` of the one transcript line per step (``episode.step_line``):
 #: one small event, so the harness's own cost per step stays low (README, Performance).
 STEP_SOURCE = "step"
@@ -323,7 +322,7 @@ def navigation_loop(instances: InstanceSet, settings: NavigationSettings) -> Sol
         finally:
             # Also when an Inspect limit (tokens, time, messages) stops the
             # episode: Inspect still scores the sample (outcome "limit").
-            state.store.set(EPISODE_RECORD_KEY, episode_record(episode, canonical))
+            state.store_as(NavigationState).episode = episode_record(episode, canonical)
             record_instance(state, canonical)
         state.output.completion = f"{env.outcome or LIMIT} after {env.steps} steps"
         return state
@@ -336,7 +335,7 @@ def navigation_scorer():
     """Outcome of one episode, with what is needed to trace a death to its entry."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        record: dict[str, Any] = state.store.get(EPISODE_RECORD_KEY)
+        record: dict[str, Any] | None = state.store_as(NavigationState).episode
         return Score(
             value=score_value(record),
             answer=record["outcome"],

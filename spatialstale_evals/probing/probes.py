@@ -44,6 +44,7 @@ from spatialstale_evals.harness.params import check_subset
 from spatialstale_evals.harness.parsing import parse_move, parse_probe_answer
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
 from spatialstale_evals.harness.schemas import flag, obj, response_config, text
+from spatialstale_evals.probing.state import ProbeState
 from spatialstale_evals.world.grid import Cell, Grid, apply_move, goal_of, start_of
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import DANGER, SAFE
@@ -56,7 +57,6 @@ Conversation = Literal["independent", "shared"]
 CONVERSATIONS: tuple[Conversation, ...] = get_args(Conversation)
 OUTCOMES = ("pass", "fail", "unparseable", "skipped")
 #: Store key of the per-probe records the scorer reads.
-PROBES_KEY = "probe_records"
 
 
 @dataclass(frozen=True)
@@ -279,7 +279,7 @@ def probe_targets(instances: InstanceSet, settings: ProbeSettings) -> Solver:
             for target in choose_targets(instance, settings.targets_per_kind):
                 records += await probe_target(model, instance, grid, target, settings)
         finally:  # also when an Inspect limit stops the sample: it is scored on what was asked
-            state.store.set(PROBES_KEY, records)
+            state.store_as(ProbeState).records = records
             record_instance(state, instance)
         passed = sum(r["outcome"] == "pass" for r in records)
         state.output.completion = f"{passed} of {len(records)} probes passed"

@@ -29,10 +29,10 @@ from spatialstale_evals.probing.probes import (
     DIMENSION_KINDS,
     DIMENSIONS,
     PROBES,
-    PROBES_KEY,
     count_key,
     probe_counts,
 )
+from spatialstale_evals.probing.state import ProbeState
 from spatialstale_evals.world.targets import KINDS, SAFE_NOW_KINDS, STALE_KINDS
 
 ProbeRatio = Callable[[Mapping[str, float]], float | None]
@@ -131,7 +131,7 @@ def probe_scorer():
     """The sample's probe outcomes counted per dimension x target kind; every probe in the metadata."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        records = state.store.get(PROBES_KEY, [])
+        records = state.store_as(ProbeState).records
         counts = probe_counts(records)
         passed = sum(r["outcome"] == "pass" for r in records)
         asked = sum(r["outcome"] != "skipped" for r in records)

@@ -21,7 +21,8 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageUser, Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from spatialstale_evals.stale_corpus.scoring import ANSWERS_KEY, ASKED_KEY, require_grader
+from spatialstale_evals.stale_corpus.scoring import require_grader
+from spatialstale_evals.stale_corpus.state import StaleState
 
 
 @dataclass(frozen=True)
@@ -73,11 +74,11 @@ def stale_probes(settings: StaleSettings) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         require_grader()  # a missing grader role stops the sample before any model call
         answers: dict[str, dict[str, Any]] = {}
-        state.store.set(ASKED_KEY, list(settings.dimensions))
+        state.store_as(StaleState).asked = list(settings.dimensions)
         try:
             state.messages = await ask(get_model(), state.messages, state.metadata["queries"], settings, answers)
         finally:  # also when a limit stops the sample: the judge grades what was answered
-            state.store.set(ANSWERS_KEY, answers)
+            state.store_as(StaleState).answers = answers
         state.output.completion = " | ".join(a["answer"] for a in answers.values())
         return state
 

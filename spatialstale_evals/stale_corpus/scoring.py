@@ -52,10 +52,10 @@ from spatialstale_evals.harness.metrics import defined, named_metric
 from spatialstale_evals.harness.schemas import flag, obj, response_config, text
 from spatialstale_evals.stale_corpus.corpus import STALE_DIMENSIONS, STALE_TYPES
 from spatialstale_evals.stale_corpus.judgement import StaleJudgement, judge_key, parse_stale_judgement
+from spatialstale_evals.stale_corpus.state import StaleState
 
 GRADER_ROLE = "grader"
 #: Store keys: the dimensions the solver asks, and the answers as they come.
-ASKED_KEY, ANSWERS_KEY = "stale_asked", "stale_answers"
 
 StaleRatio = Callable[[Sequence[Mapping[str, Any]]], float | None]
 
@@ -213,8 +213,9 @@ def stale_judge(structured_output: bool = False):
 
     async def score(state: TaskState, target: Target) -> Score:
         require_grader()
-        answers: dict[str, dict[str, Any]] = state.store.get(ANSWERS_KEY, {})
-        asked: list[str] = state.store.get(ASKED_KEY, list(answers))
+        stored = state.store_as(StaleState)
+        answers: dict[str, dict[str, Any]] = stored.answers
+        asked: list[str] = stored.asked if stored.asked is not None else list(answers)
         meta, judgement, reply = state.metadata, StaleJudgement({}), ""
         model = get_model(role=GRADER_ROLE, required=True)
         if answers:
