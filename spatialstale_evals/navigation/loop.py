@@ -52,7 +52,7 @@ from spatialstale_evals.navigation.episode import (
 )
 from spatialstale_evals.navigation.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
-from spatialstale_evals.world.grid import ACTIONS, goal_of
+from spatialstale_evals.world.grid import MOVE_ORDER, goal_of
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import MemoryEntry
 from spatialstale_evals.world.render import RenderStyle
@@ -74,7 +74,7 @@ MOVE_TOOL = ToolInfo(
     description=prompts.MOVE_TOOL_DESCRIPTION,
     parameters=ToolParams(
         properties={
-            "direction": ToolParam(type="string", enum=list(ACTIONS), description=prompts.MOVE_DIRECTION_DESCRIPTION)
+            "direction": ToolParam(type="string", enum=list(MOVE_ORDER), description=prompts.MOVE_DIRECTION_DESCRIPTION)
         },
         required=["direction"],
     ),
