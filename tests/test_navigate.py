@@ -788,6 +788,31 @@ def test_registry_name_runs(tmp_path):
     assert score_of(log.samples[0]).value["success"] == 1
 
 
+# -- direction words and action ids ----------------------------------------------------
+
+
+def test_each_direction_word_moves_as_the_spec_says():
+    """The ``move`` tool's words reach the env through its action ids: each
+    word moves the agent from the centre of an open 3x3 lake by the SPEC's
+    delta (UP row-1, DOWN row+1, LEFT col-1, RIGHT col+1)."""
+    from spatialstale_evals.navigation.episode import Episode
+    from spatialstale_evals.world.env import DynamicFrozenLakeEnv
+    from spatialstale_evals.world.instance import Instance
+
+    lake = ("SFF", "FFF", "FFG")
+    for word, (dr, dc) in DELTAS.items():
+        inst = Instance(
+            id="hand-000", regime="L1", seed=0, height=3, width=3, max_steps=9, g0=lake, grid=lake, events=(), memory=()
+        )
+        env = DynamicFrozenLakeEnv(inst)
+        env.reset()
+        env.agent = (1, 1)
+        episode = Episode(env=env, view=[])
+        episode.step(word)
+        assert episode.agent == (1 + dr, 1 + dc), word
+        assert episode.actions == [word]
+
+
 # -- lenient directions ----------------------------------------------------------------
 
 

@@ -9,12 +9,13 @@ from gymnasium.utils.env_checker import check_env
 
 import spatialstale_evals.world  # noqa: F401  (registers the env id)
 from spatialstale_evals.world import dataset
+from spatialstale_evals.world import env as env_module
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.observation import text_observation
 from spatialstale_evals.world.regimes import Event
 
-UP, DOWN, LEFT, RIGHT = 0, 1, 2, 3
+LEFT, DOWN, RIGHT, UP = 0, 1, 2, 3  # documented action ids (Gymnasium FrozenLake's)
 CODES = {"S": 0, "F": 1, "H": 2, "G": 3}  # documented observation codes
 
 
@@ -230,13 +231,13 @@ def test_canonical_l3_schedule_replayed_by_env():
 
 def test_gymnasium_make_works():
     inst = make(OPEN3)
-    env = gymnasium.make("SpatialStale/DynamicFrozenLake-v0", instance=inst)
+    env = gymnasium.make("SpatialStale/DynamicFrozenLake-v1", instance=inst)
     obs, info = env.reset(seed=0)
     assert pos_of(obs, 3) == (0, 0)
     env.step(RIGHT)
     _, reward, terminated, truncated, info = env.step(DOWN)
     assert (reward, terminated, info["outcome"]) == (-1.0, True, "death")
-    env2 = gymnasium.make("SpatialStale/DynamicFrozenLake-v0", regime="L2")
+    env2 = gymnasium.make("SpatialStale/DynamicFrozenLake-v1", regime="L2")
     obs, info = env2.reset(seed=5)
     assert env2.observation_space.contains(obs)
     assert env2.action_space.n == 4
@@ -264,11 +265,48 @@ def test_reset_seed_reproducible_without_instance():
     assert len(g0s) >= 5
 
 
+def test_action_ids_are_gymnasium_frozenlakes():
+    """Every action id moves the agent where it moves in Gymnasium's own
+    FrozenLake: both envs step each id from the centre of an all-ice 3x3 lake
+    (where all four moves lead to different cells), and our named constants
+    are FrozenLake's."""
+    from gymnasium.envs.toy_text import frozen_lake
+
+    lake = ("SFF", "FFF", "FFG")
+    centre = 1 * 3 + 1
+    reached = {}
+    for action in range(4):
+        theirs = gymnasium.make("FrozenLake-v1", desc=list(lake), is_slippery=False)
+        theirs.reset(seed=0)
+        theirs.unwrapped.s = centre
+        state, *_ = theirs.step(action)
+        ours = DynamicFrozenLakeEnv(make(lake))
+        ours.reset()
+        ours.agent = divmod(centre, 3)
+        obs, reward, terminated, truncated, info = ours.step(action)
+        assert obs["agent"] == int(state), action
+        assert (reward, terminated, truncated) == (0.0, False, False)
+        reached[action] = int(state)
+    assert len(set(reached.values())) == 4
+    names = {"LEFT": frozen_lake.LEFT, "DOWN": frozen_lake.DOWN, "RIGHT": frozen_lake.RIGHT, "UP": frozen_lake.UP}
+    assert {name: getattr(env_module, name) for name in names} == names
+    assert env_module.ACTION_IDS == names
+    assert {env_module.ACTION_NAMES[i]: i for i in range(4)} == names
+    assert (LEFT, DOWN, RIGHT, UP) == (names["LEFT"], names["DOWN"], names["RIGHT"], names["UP"])
+
+
+def test_the_old_version_is_deprecated():
+    """v0 had another action encoding: making it points to the current id
+    instead of silently walking the other way."""
+    with pytest.raises(gymnasium.error.DeprecatedEnv, match="DynamicFrozenLake-v1"):
+        gymnasium.make("SpatialStale/DynamicFrozenLake-v0", regime="L1")
+
+
 def test_check_env_passes():
     check_env(DynamicFrozenLakeEnv(regime="L3"))
-    check_env(gymnasium.make("SpatialStale/DynamicFrozenLake-v0", regime="L1").unwrapped)
+    check_env(gymnasium.make("SpatialStale/DynamicFrozenLake-v1", regime="L1").unwrapped)
     inst = dataset.load(None, "L3")[0]
-    check_env(gymnasium.make("SpatialStale/DynamicFrozenLake-v0", instance=inst).unwrapped)
+    check_env(gymnasium.make("SpatialStale/DynamicFrozenLake-v1", instance=inst).unwrapped)
 
 
 def test_render_modes():

@@ -238,3 +238,18 @@ def test_step_budget_rule():
     # The budget must at least allow the shortest possible route S->G.
     for side in (2, 4, 8, 16, 32):
         assert step_budget(side, side) >= 2 * side - 2
+
+
+def test_moves_are_considered_up_down_left_right():
+    """The harness's move order (neighbours, shortest-path ties) is UP, DOWN,
+    LEFT, RIGHT, whatever ids the env gives the actions: prompts and scores
+    depend on it."""
+    from spatialstale_evals.world.grid import MOVE_ORDER, neighbours, shortest_path
+
+    assert MOVE_ORDER == ("UP", "DOWN", "LEFT", "RIGHT")
+    lake = ("SFF", "FFF", "FFG")
+    assert neighbours(lake, (1, 1)) == [(0, 1), (2, 1), (1, 0), (1, 2)]  # up, down, left, right
+    # Both 2-step routes across an open 2x2 lake tie; DOWN is tried before RIGHT.
+    assert shortest_path(("SF", "FG"), (0, 0), (1, 1)) == [(0, 0), (1, 0), (1, 1)]
+    # From the bottom-right corner UP is tried before LEFT.
+    assert shortest_path(("SF", "FG"), (1, 1), (0, 0)) == [(1, 1), (0, 1), (0, 0)]

@@ -31,7 +31,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from spatialstale_evals.harness.observe import Prompt, read_grid
 from spatialstale_evals.scripted import agents as scripted
 from spatialstale_evals.scripted.api import count_input_tokens, episode_salt, last_prompt, move_output, text_output
-from spatialstale_evals.world.grid import ACTIONS, HOLE, apply_move
+from spatialstale_evals.world.grid import HOLE, MOVE_ORDER, apply_move
 
 from .runner import model_events
 
@@ -135,11 +135,11 @@ def wander_move(prompt: Prompt) -> str:
     visits[agent] += 1
     rng = random.Random(int.from_bytes(hashlib.sha256(repr((salt, prompt.text)).encode()).digest()[:8], "big"))
     safe = []
-    for action in ACTIONS:
+    for action in MOVE_ORDER:
         cell = apply_move(grid, agent, action)
         if cell != agent and cell != goal and grid[cell[0]][cell[1]] != HOLE:
             safe.append((visits[cell], rng.random(), action))
     if safe:
         return min(safe)[2]
-    bump = [a for a in ACTIONS if apply_move(grid, agent, a) == agent]
-    return bump[0] if bump else ACTIONS[0]
+    bump = [a for a in MOVE_ORDER if apply_move(grid, agent, a) == agent]
+    return bump[0] if bump else MOVE_ORDER[0]

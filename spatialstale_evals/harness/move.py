@@ -14,14 +14,14 @@ from __future__ import annotations
 from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 
 from spatialstale_evals.harness import prompts
-from spatialstale_evals.world.grid import ACTIONS
+from spatialstale_evals.world.grid import MOVE_ORDER
 
 MOVE_TOOL = ToolInfo(
     name="move",
     description=prompts.MOVE_TOOL_DESCRIPTION,
     parameters=ToolParams(
         properties={
-            "direction": ToolParam(type="string", enum=list(ACTIONS), description=prompts.MOVE_DIRECTION_DESCRIPTION)
+            "direction": ToolParam(type="string", enum=list(MOVE_ORDER), description=prompts.MOVE_DIRECTION_DESCRIPTION)
         },
         required=["direction"],
     ),

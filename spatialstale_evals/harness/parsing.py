@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spatialstale_evals.harness import prompts
-from spatialstale_evals.world.grid import ACTIONS
+from spatialstale_evals.world.grid import MOVE_ORDER
 from spatialstale_evals.world.memory import DANGER, SAFE
 
 TRUE_WORDS = {"true", "yes", "y", "1", "stale", "t"}
@@ -301,7 +301,7 @@ def parse_move(tool_calls: Sequence[Any] | None) -> MoveChoice:
         return MoveChoice(None, prompts.NO_DIRECTION, extra)
     value = arguments["direction"]
     direction = value.strip().upper() if isinstance(value, str) else None
-    if direction not in ACTIONS:
+    if direction not in MOVE_ORDER:
         return MoveChoice(None, prompts.INVALID_DIRECTION.format(value=value), extra)
     return MoveChoice(direction, None, extra)
 

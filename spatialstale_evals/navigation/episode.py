@@ -10,8 +10,8 @@ from typing import Any
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.memory_view import Decision, Note
-from spatialstale_evals.world.env import DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
-from spatialstale_evals.world.grid import ACTIONS, FROZEN, HOLE, Cell, Grid
+from spatialstale_evals.world.env import ACTION_IDS, DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
+from spatialstale_evals.world.grid import FROZEN, HOLE, Cell, Grid
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import MemoryEntry
 from spatialstale_evals.world.observation import in_view, visible_grid
@@ -155,7 +155,7 @@ class Episode:
     def step(self, direction: str) -> str:
         """Apply one move; the text the ``move`` tool returns."""
         before = self.env.agent
-        _, _, _, _, info = self.env.step(ACTIONS.index(direction))
+        _, _, _, _, info = self.env.step(ACTION_IDS[direction])
         row, col = pos = self.env.agent
         self.actions.append(direction)
         self.trajectory.append(list(pos))
@@ -245,7 +245,7 @@ def score_explanation(record: dict[str, Any]) -> str:
 
 
 #: The arrow drawn on a cell the agent left by each move.
-ARROWS = dict(zip(ACTIONS, "^v<>"))
+ARROWS = {"UP": "^", "DOWN": "v", "LEFT": "<", "RIGHT": ">"}
 #: How the map draws a cell the agent did not leave, by its type at the end;
 #: lower case where it is no longer what memory says (it changed since the
 #: snapshot: ``h`` thawed into a hole, ``f`` froze into ice).

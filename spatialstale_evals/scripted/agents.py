@@ -22,7 +22,7 @@ Cells believed unknown (``?``: out of view with no memory of them) are
 passable for ``observer`` and ``mixed`` but cost ``UNKNOWN_COST`` steps each,
 so a route through known-safe cells is preferred; ``memory`` never enters them.
 Without unknown cells the route is the breadth-first shortest path (ties by
-action order), exactly as before partial observability existed.
+``MOVE_ORDER``), exactly as before partial observability existed.
 """
 
 from __future__ import annotations
@@ -45,12 +45,12 @@ from spatialstale_evals.harness.prompts import (
     template_pattern,
 )
 from spatialstale_evals.world.grid import (
-    ACTIONS,
     CELL_TYPES,
     DELTAS,
     FROZEN,
     GOAL,
     HOLE,
+    MOVE_ORDER,
     UNSEEN,
     Cell,
     Grid,
@@ -163,15 +163,15 @@ def _first_step(path: list[Cell] | None) -> str | None:
 
 def _stay_safe(grid: Sequence[str], agent: Cell, passable: set[str]) -> str:
     """No route: bump a wall if one is adjacent (stay put), else step to the
-    first passable neighbour, else UP."""
-    for action in ACTIONS:
+    first passable neighbour, in ``MOVE_ORDER``, else UP."""
+    for action in MOVE_ORDER:
         if apply_move(grid, agent, action) == agent:
             return action
-    for action in ACTIONS:
+    for action in MOVE_ORDER:
         r, c = apply_move(grid, agent, action)
         if grid[r][c] in passable:
             return action
-    return ACTIONS[0]
+    return MOVE_ORDER[0]
 
 
 def memory_belief(prompt: Prompt, height: int, width: int, goal: Cell, read_labels: bool = False) -> Grid:
@@ -195,7 +195,7 @@ def overlay(seen: Grid, belief: Grid) -> Grid:
 
 def cheapest_path(grid: Grid, src: Cell, dst: Cell) -> list[Cell] | None:
     """Dijkstra over non-hole cells, unknown ones costing UNKNOWN_COST; ties by
-    the order cells were reached (neighbours in action order): deterministic."""
+    the order cells were reached (neighbours in ``MOVE_ORDER``): deterministic."""
     best: dict[Cell, int] = {src: 0}
     prev: dict[Cell, Cell] = {}
     heap, order = [(0, 0, src)], 1
@@ -233,7 +233,7 @@ def plan(belief: Grid, agent: Cell, goal: Cell, passable: set[str]) -> str:
 
 def random_move(prompt: Prompt, observed: Grid, agent: Cell, seed: int, salt: object) -> str:
     """A uniform move among those that stay on the grid (the floor)."""
-    legal = [a for a in ACTIONS if apply_move(observed, agent, a) != agent]
+    legal = [a for a in MOVE_ORDER if apply_move(observed, agent, a) != agent]
     return _rng(seed, salt, prompt.text).choice(legal)
 
 

@@ -5,8 +5,8 @@ spatialstale_evals.world`` leaves ``inspect_ai`` unloaded); the Inspect layer
 and the analysis build on it.
 """
 
-from spatialstale_evals.world.env import ENV_ID, DynamicFrozenLakeEnv, register_env
-from spatialstale_evals.world.grid import ACTIONS, Cell, Grid
+from spatialstale_evals.world.env import ACTION_IDS, ACTION_NAMES, ENV_ID, DynamicFrozenLakeEnv, register_env
+from spatialstale_evals.world.grid import MOVE_ORDER, Cell, Grid
 from spatialstale_evals.world.instance import Instance, Window, generate_instance, step_budget
 from spatialstale_evals.world.memory import MemoryEntry
 from spatialstale_evals.world.regimes import REGIMES, Event, Regime, register_regime
@@ -14,8 +14,10 @@ from spatialstale_evals.world.regimes import REGIMES, Event, Regime, register_re
 register_env()
 
 __all__ = [
-    "ACTIONS",
+    "ACTION_IDS",
+    "ACTION_NAMES",
     "ENV_ID",
+    "MOVE_ORDER",
     "REGIMES",
     "Cell",
     "DynamicFrozenLakeEnv",

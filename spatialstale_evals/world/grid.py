@@ -22,8 +22,13 @@ UNSEEN = "?"
 HOLE_FRACTION = 0.25
 MIN_SIDE = 2
 
-#: Action names in action-index order; the public move vocabulary.
-ACTIONS: tuple[str, ...] = ("UP", "DOWN", "LEFT", "RIGHT")
+#: The move vocabulary, in the order the harness considers moves: neighbour
+#: order (so breadth-first tie-breaks), the scripted agents' tie-breaks, the
+#: exploration walks' draws and the ``move`` tool's list of directions. Datasets,
+#: prompts and scores depend on this order. It is not the env's action-id
+#: encoding, which is Gymnasium FrozenLake's (``env.ACTION_NAMES``).
+MOVE_ORDER: tuple[str, ...] = ("UP", "DOWN", "LEFT", "RIGHT")
+#: (row, column) change of each move.
 DELTAS: dict[str, Cell] = {"UP": (-1, 0), "DOWN": (1, 0), "LEFT": (0, -1), "RIGHT": (0, 1)}
 
 #: Attempts before generation gives up; at a 0.25 hole rate a path exists in
@@ -57,9 +62,10 @@ def in_bounds(grid: Sequence[str], cell: Cell) -> bool:
 
 
 def neighbours(grid: Sequence[str], cell: Cell) -> list[Cell]:
-    """4-connected in-bounds neighbours in ACTIONS order."""
+    """4-connected in-bounds neighbours in MOVE_ORDER."""
     out = []
-    for dr, dc in DELTAS.values():
+    for move in MOVE_ORDER:
+        dr, dc = DELTAS[move]
         nxt = (cell[0] + dr, cell[1] + dc)
         if in_bounds(grid, nxt):
             out.append(nxt)
@@ -76,7 +82,7 @@ def apply_move(grid: Sequence[str], cell: Cell, action: str) -> Cell:
 def shortest_path(grid: Sequence[str], src: Cell, dst: Cell) -> list[Cell] | None:
     """Breadth-first shortest path over non-hole cells, or None.
 
-    Ties are broken by ACTIONS order, so the path is a deterministic function
+    Ties are broken by MOVE_ORDER, so the path is a deterministic function
     of the grid (scripted agents and tests rely on that). ``src`` itself may be
     a hole: an L3 thaw can open one under a standing agent, who may step off.
     """

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from spatialstale_evals.world.grid import (
-    ACTIONS,
     FROZEN,
     GOAL,
     HOLE,
+    MOVE_ORDER,
     START,
     Cell,
     Grid,
@@ -127,7 +127,7 @@ def walk_visits(g0: Grid, rng: np.random.Generator) -> dict[Cell, list[tuple[int
         pos = (0, 0)
         visits.setdefault(pos, []).append((walk, 0))
         for step in range(1, WALK_CAP + 1):
-            pos = apply_move(g0, pos, ACTIONS[int(rng.integers(len(ACTIONS)))])
+            pos = apply_move(g0, pos, MOVE_ORDER[int(rng.integers(len(MOVE_ORDER)))])
             visits.setdefault(pos, []).append((walk, step))
             if g0[pos[0]][pos[1]] in (HOLE, GOAL):
                 break
