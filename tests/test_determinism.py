@@ -25,7 +25,7 @@ REMOVED_METRICS = {"flag_rate_stale_thaw"}
 #: Metrics added by issue 13 (0 without distractor notes).
 ADDED_METRICS = {"distractor_flag_rate"}
 #: The entries of S (0,0) and G (7,7) on 8x8: SAFE, never stale, no longer in the
-#: valid-SAFE control (SPEC 3: ids are r*W + c, zero-padded to 3 digits).
+#: valid-SAFE control (specification.md#memory: ids are r*W + c, zero-padded to 3 digits).
 START_GOAL_IDS = {"mem_000", f"mem_{7 * 8 + 7:03d}"}
 
 

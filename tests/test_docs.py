@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = [README, ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
-#: The README's length limit (issue 17: the inspect_evals front page).
+#: The README's length limit: a front page, as inspect_evals keeps them.
 MAX_README_LINES = 250
 #: The README's first code block, which CI and the developers run as it stands.
 SETUP_COMMANDS = [
@@ -99,20 +99,20 @@ def links(text: str) -> list[tuple[int, str]]:
 
 
 def broken_links(path: Path, root: Path = ROOT) -> list[str]:
-    """What does not resolve among ``path``'s relative links: a missing file, or
-    an anchor that no heading of the target Markdown file (or of ``path``) has.
-    Links out of ``root`` (the contract, ``../shared/SPEC.md``, lives beside the
-    repository, not in a clone of it) are not checked."""
+    """What does not resolve among ``path``'s relative links: a missing file, an
+    anchor that no heading of the target Markdown file (or of ``path``) has, or
+    a target outside ``root``, which a clone or a wheel of the repository does
+    not have."""
     problems = []
     for number, target in links(path.read_text(encoding="utf-8")):
         if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("//"):
             continue  # http:, https:, mailto: ...: not a file of the repository
         file_part, _, anchor = target.partition("#")
         resolved = (path.parent / file_part).resolve() if file_part else path
-        if not resolved.is_relative_to(root.resolve()):
-            continue
         where = f"{path.name}:{number}: {target}"
-        if not resolved.exists():
+        if not resolved.is_relative_to(root.resolve()):
+            problems.append(f"{where} (outside the repository)")
+        elif not resolved.exists():
             problems.append(f"{where} (no such file)")
         elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved.read_text(encoding="utf-8")):
             problems.append(f"{where} (no heading #{anchor} in {resolved.name})")
@@ -149,7 +149,14 @@ def test_link_check_finds_broken_links(tmp_path: Path) -> None:
         "[web](https://example.org/missing.md)",
         "`[in code](missing.md)`",
     ]
-    bad = ["[gone](docs/missing.md)", "[anchor](docs/page.md#no-such-heading)", "![img](missing.png)", "[x](#nowhere)"]
+    bad = [
+        "[gone](docs/missing.md)",
+        "[anchor](docs/page.md#no-such-heading)",
+        "![img](missing.png)",
+        "[x](#nowhere)",
+        "[beside](../beside.md)",
+    ]
+    (tmp_path.parent / "beside.md").write_text("# Beside the repository\n", "utf-8")  # exists, but not in a clone
     readme = tmp_path / "README.md"
     readme.write_text("# Top heading\n\n" + "\n".join(good) + "\n\n```\n[fenced](missing.md)\n```\n", "utf-8")
     assert broken_links(readme, tmp_path) == []

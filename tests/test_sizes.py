@@ -1,7 +1,7 @@
-"""The canonical 16x16 and 32x32 sets (SPEC 8.9), the tasks' ``size`` parameter,
+"""The canonical 16x16 and 32x32 sets (specification.md#larger-worlds), the tasks' ``size`` parameter,
 and images of larger grids.
 
-Expected values come from the SPEC and docs/dataset.md's scaling rule, computed here
+Expected values come from the specification and docs/dataset.md's scaling rule, computed here
 (reference BFS, own flips, own gzip and sha256, own stale ratios), not read
 from the package's generators.
 """
@@ -45,7 +45,7 @@ EIGHT_SHA = {
     "L2.jsonl": "464b18b6634ae82bb0f637bfe50ab186294f3b89e175e9e517b8359ba413aa98",
     "L3.jsonl": "5a49b6daf7319a0fa8d52f724b3937c6124fded33466a43275b97389872b2876",
 }
-# SPEC 3 (exact) and docs/dataset.md's S/G descriptions.
+# specification.md#memory (exact) and docs/dataset.md's S/G descriptions.
 DESCRIPTIONS = {
     "F": "Frozen ice - safe to walk",
     "H": "Hole - dangerous, do not step",
@@ -117,9 +117,9 @@ def test_layout_manifests_and_checksums():
 @pytest.mark.parametrize("size", LARGER)
 def test_larger_sets_keep_the_world_rules(size):
     n = side(size)
-    cells, budget = n * n, round(50 * (2 * n) / 16)  # SPEC 1: the half-perimeter rule
+    cells, budget = n * n, round(50 * (2 * n) / 16)  # specification.md#the-world: the half-perimeter rule
     assert budget == {16: 100, 32: 200}[n]
-    # SPEC 3: the row-major index padded to the width of N-1 (at least the paper's 3 digits).
+    # specification.md#memory: the row-major index padded to the width of N-1 (at least the paper's 3 digits).
     width = {16: 3, 32: 4}[n]
     sets = {r: records(size, r) for r in REGIMES}
     for regime, recs in sets.items():
@@ -206,7 +206,7 @@ def test_16x16_regenerates_byte_for_byte():
 @pytest.mark.parametrize("regime", REGIMES)
 def test_32x32_instances_regenerate(regime):
     """A few lines of each 32x32 file (the whole set: `spatialstale datasets verify --size 32x32`)."""
-    seeds = np.random.default_rng(2024).integers(0, 2**31 - 1, size=50)  # SPEC 2: from master seed 2024
+    seeds = np.random.default_rng(2024).integers(0, 2**31 - 1, size=50)  # from master seed 2024
     lines = raw("32x32", regime).decode().splitlines()
     for i in (0, 37):
         made = generate_instance(int(seeds[i]), regime, i, 32, 32)

@@ -1,4 +1,4 @@
-"""``structured_output`` (SPEC 8.10): the JSON schema reaches exactly the calls
+"""``structured_output`` (specification.md#structured-output): the JSON schema reaches exactly the calls
 that expect JSON (audits, explicit and premise probes, the stale judge),
 never the tool calls, only when asked; a reply in the schema's shape parses
 as the bare one did; and tasks without a JSON answer say so."""
@@ -58,7 +58,8 @@ def metric(log: EvalLog, name: str) -> float:
 
 
 def verdicts_schema(item: dict[str, str]) -> dict[str, Any]:
-    """The audit schema as written here from SPEC 8.10's shape: an object holding the verdict list."""
+    """The audit schema as written here from its shape (specification.md#structured-output):
+    an object holding the verdict list."""
     props = {k: {"type": t} for k, t in item.items()}
     inner = {"type": "object", "properties": props, "required": list(item), "additionalProperties": False}
     return {
