@@ -1,4 +1,4 @@
-"""The analysis layer (issue 6): the report's numbers against the samples, the
+"""The analysis layer: the report's numbers against the samples, the
 paired tests against scipy, the matrix's resume and dry run, skipped logs.
 
 Logs come from real runs of the scripted agents (``spatialstale/memory``,

@@ -747,7 +747,7 @@ def test_registry_entry_point_and_task_file(tmp_path):
     assert ids == ["L1-000", "L1-001"]
     assert f1 == 1.0  # the observer policy audits perfectly
     status, name, ids, f1 = result["file"]
-    assert status == "success" and name == "spatialstale_evals/detect"  # one name however it is started (3-D)
+    assert status == "success" and name == "spatialstale_evals/detect"  # one name however it is started
     assert ids == ["L2-000"] and f1 == 1.0
 
 

@@ -1,6 +1,6 @@
 """The documentation's shape: the README is a short front page whose first code
 block is the two set-up commands, every relative link in the README, the
-Changelog and ``docs/`` resolves (to a file, and to a heading by GitHub's
+Changelog, ``datasets/README.md`` and ``docs/`` resolves (to a file, and to a heading by GitHub's
 anchor rules), the tasks table names every task, and the documented
 ``inspect view bundle`` command builds a viewer from a log folder.
 """
@@ -20,7 +20,7 @@ import spatialstale_evals
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-DOCS = [README, ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
+DOCS = [README, ROOT / "CHANGELOG.md", ROOT / "datasets" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 #: The README's length limit: a front page, as inspect_evals keeps them.
 MAX_README_LINES = 250
@@ -179,6 +179,45 @@ def test_tasks_table_names_every_task() -> None:
     assert section, "README.md has a '## The tasks' section"
     rows = re.findall(r"^\| `(\w+)` \|", section.group(1), re.MULTILINE)
     assert rows == list(spatialstale_evals.TASKS)
+
+
+# -- the specification ---------------------------------------------------------
+
+SPECIFICATION = ROOT / "docs" / "specification.md"
+#: Where the suite's own files may cite the specification: code, tests, docs.
+CITING = [*sorted((ROOT / "spatialstale_evals").rglob("*.py")), *sorted((ROOT / "tests").glob("*.py")), *DOCS]
+#: A citation of a specification section in code or prose: ``specification.md#the-world``,
+#: optionally followed by more anchors of the same page (``, #memory``, `` and #detect``).
+CITATION = re.compile(r"specification\.md((?:#[\w-]+)(?:(?:,| and) #[\w-]+)*)")
+#: A reference to a contract outside the repository (a file beside it, or its section numbers).
+EXTERNAL = re.compile(r"\.\./shared/|shared/SPEC|\bSPEC(?:\.md| section| §|'s| \d)")
+
+
+def test_code_cites_existing_sections_of_the_specification() -> None:
+    """Every section the code, the tests and the docs cite by its anchor on
+    docs/specification.md is a heading there, so a renamed section cannot leave a
+    dead citation."""
+    headings = anchors(SPECIFICATION.read_text(encoding="utf-8"))
+    dead = [
+        f"{path.relative_to(ROOT)}: #{anchor}"
+        for path in CITING
+        for match in CITATION.finditer(path.read_text(encoding="utf-8"))
+        for anchor in re.findall(r"#([\w-]+)", match.group(1))
+        if anchor not in headings
+    ]
+    assert len(headings) > 10 and not dead, dead
+
+
+def test_nothing_cites_a_contract_outside_the_repository() -> None:
+    """The specification is docs/specification.md: a clone or a wheel has no other."""
+    cited = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in CITING
+        if path != Path(__file__).resolve()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if EXTERNAL.search(line)
+    ]
+    assert not cited, cited
 
 
 # -- inspect view bundle ----------------------------------------------------------

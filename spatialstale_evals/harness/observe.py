@@ -226,7 +226,7 @@ def user_message(parts: list[Content]) -> ChatMessageUser:
     With an image, each run of adjacent text parts is sent as one part joined
     by newlines, as text-only content is: providers, chat templates and
     ``inspect view`` join adjacent parts with nothing between them ("...safe to
-    walkCurrent observation:", prompts before 2.2)."""
+    walkCurrent observation:")."""
     if all(isinstance(p, ContentText) for p in parts):
         return ChatMessageUser(content="\n".join(p.text for p in parts))  # type: ignore[union-attr]
     merged: list[Content] = []
