@@ -183,7 +183,7 @@ def test_tasks_table_names_every_task() -> None:
 
 # -- the specification ---------------------------------------------------------
 
-SPECIFICATION = ROOT / "docs" / "specification.md"
+CONTRACT_PAGE = ROOT / "docs" / "specification.md"
 #: Where the suite's own files may cite the specification: code, tests, docs.
 CITING = [*sorted((ROOT / "spatialstale_evals").rglob("*.py")), *sorted((ROOT / "tests").glob("*.py")), *DOCS]
 #: A citation of a specification section in code or prose: ``specification.md#the-world``,
@@ -197,7 +197,7 @@ def test_code_cites_existing_sections_of_the_specification() -> None:
     """Every section the code, the tests and the docs cite by its anchor on
     docs/specification.md is a heading there, so a renamed section cannot leave a
     dead citation."""
-    headings = anchors(SPECIFICATION.read_text(encoding="utf-8"))
+    headings = anchors(CONTRACT_PAGE.read_text(encoding="utf-8"))
     dead = [
         f"{path.relative_to(ROOT)}: #{anchor}"
         for path in CITING

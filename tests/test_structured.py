@@ -107,7 +107,7 @@ def test_structured_output_without_an_auditor_is_not_applicable(strategy: str) -
 def test_probe_constrains_explicit_and_premise_not_implicit(tmp_path: Path) -> None:
     run(probe(regime="L1"), limit=1, log_dir=str(tmp_path))
     assert {name for _, name, _ in Recording.calls} == {None}
-    assert all(c == {"parallel_tool_calls": False} for c in Recording.configs)  # off: the config as before
+    assert all(c == {"parallel_tool_calls": False} for c in Recording.configs)  # off: no schema in the config
     run(probe(regime="L1", structured_output=True), limit=1, log_dir=str(tmp_path))
     assert all(c == {"parallel_tool_calls": False} for c in Recording.configs)  # on: kept beside the schema
     names = {name for tools, name, _ in Recording.calls if not tools}
