@@ -1,6 +1,6 @@
 """Tokens per second of the local server's two backends on this machine: the
 prebuilt ``xllamacpp`` wheel (what the [local] extra installs) and
-``llama-cpp-python`` compiled here (what it installed before issue 17).
+``llama-cpp-python`` compiled here (the alternative it was chosen over).
 
     python benchmarks/local_model_speed.py [--rounds 5] [--threads 2] [--max-tokens 128]
 

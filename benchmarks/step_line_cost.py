@@ -1,4 +1,4 @@
-"""What one transcript line per navigation step costs (issue 17, item 8).
+"""What one transcript line per navigation step costs.
 
     python benchmarks/step_line_cost.py [--pairs 9] [--samples 50] [--calls 14]
 

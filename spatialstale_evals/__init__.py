@@ -14,8 +14,8 @@ command is ``inspect eval spatialstale_evals/detect.py``), and Python's import
 system sets the package attribute ``detect`` to the *module* whenever
 ``spatialstale_evals.detect`` is imported (Inspect's registry does so). The
 package's module class below keeps the *task function* under that name
-instead, as an eager ``from .detect import detect`` would. So, as before,
-``import spatialstale_evals.detect as m`` binds the function too; the module
+instead, as an eager ``from .detect import detect`` would. So, as with that
+import, ``import spatialstale_evals.detect as m`` binds the function too; the module
 is ``importlib.import_module("spatialstale_evals.detect")``.
 """
 

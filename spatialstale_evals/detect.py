@@ -62,7 +62,7 @@ def detect(
     Args:
         regime: Change regime: ``L1`` (scattered), ``L2`` (clustered), ``L3`` (online)
             or ``L0`` (ours: nothing changes; every flag is a false positive).
-        modality: How the grid is shown: ``text`` (the SPEC's coordinate list) or
+        modality: How the grid is shown: ``text`` (the coordinate list) or
             ``image`` (the rendered PNG). Memory entries are text in both.
         batch_size: Entries per audit call (B). The paper uses 10 and ablates
             1, 5, 10, 20 and 64; each window costs ceil(N / B) calls.

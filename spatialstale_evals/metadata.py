@@ -47,7 +47,7 @@ def task_name(family: str) -> str:
     matrix``) and none when it is loaded from its file (``inspect eval
     spatialstale_evals/navigate.py``, the README's commands): one task under two
     names, which ``inspect view`` lists apart. The tasks pass this name to
-    ``Task`` so every run logs the registry's. Logs written before 3-D may carry
-    either; readers take the part after the last ``/`` (``analysis.logs.suite_family``).
+    ``Task`` so every run logs the registry's. Older logs may carry either;
+    readers take the part after the last ``/`` (``analysis.logs.suite_family``).
     """
     return f"{NAMESPACE}/{family}"

@@ -161,9 +161,8 @@ def navigate(
             ``detailed`` (with its provenance from the exploration walks) or
             ``confident`` (with an assertion of certainty). docs/memory.md, Factors.
         memory_framing: The system message's line about memory: ``none`` (the
-            paper: no line), ``warn`` (memory may be out of date; the suite's
-            prompts before 2.0) or ``prefer_current`` (trust the observation
-            over a conflicting note).
+            paper: no line), ``warn`` (memory may be out of date) or
+            ``prefer_current`` (trust the observation over a conflicting note).
         memory_position: The memory section ``before`` the observation (the
             paper's order) or ``after`` it.
         distractors: Non-spatial notes mixed into the store (0 to 16), drawn

@@ -1,4 +1,5 @@
-"""Every number the paper reports, in one place (SPEC sections 2 and 7).
+"""Every number the paper reports, in one place
+(docs/specification.md#change-regimes and #reference-numbers-from-the-paper).
 
 A leaf module (it imports nothing), so the world (Table 1, for the dataset
 statistics and the stale-count bands of the regimes), the tasks and the
@@ -23,7 +24,7 @@ TABLE1: dict[str, tuple[float, float, float, float]] = {
 }
 #: The grid the paper's Table 1 (and every reported number) is for.
 GRID = (8, 8)
-#: The episode's step budget on that grid (SPEC section 1).
+#: The episode's step budget on that grid (docs/specification.md#the-world).
 STEP_BUDGET = 50
 
 #: Inspect model name fragment -> the paper's name for it. Order matters: the
@@ -38,7 +39,7 @@ PAPER_MODELS: tuple[tuple[str, str], ...] = (
 )
 
 #: Navigation, (paper model, strategy, regime, modality) -> (success %, death %).
-#: GPT-4o: text, L2, 250 episodes per cell. Claude: L1 (the SPEC gives no modality;
+#: GPT-4o: text, L2, 250 episodes per cell. Claude: L1 (the paper gives no modality;
 #: the paper's navigation runs are text).
 NAVIGATION: dict[tuple[str, str, str, str], tuple[float, float]] = {
     ("GPT-4o", "no_filter", "L2", "text"): (14.4, 74.4),
@@ -49,7 +50,7 @@ NAVIGATION: dict[tuple[str, str, str, str], tuple[float, float]] = {
 }
 
 #: OMCD success gain over no_filter in percentage points, (paper model, regime).
-#: L1 and L3 are stated in SPEC section 7; L2 is the difference of the L2 table
+#: L1 and L3 are stated in the paper; L2 is the difference of the L2 table
 #: values (32.8 - 14.4).
 OMCD_GAIN: dict[tuple[str, str], float] = {
     ("GPT-4o", "L1"): 14.4,
@@ -57,7 +58,7 @@ OMCD_GAIN: dict[tuple[str, str], float] = {
     ("GPT-4o", "L3"): 24.4,
 }
 
-#: Mean steps by outcome, (paper model, strategy, outcome) -> steps. The SPEC
+#: Mean steps by outcome, (paper model, strategy, outcome) -> steps. The paper
 #: does not state the regime.
 STEPS: dict[tuple[str, str, str], float] = {
     ("GPT-4o", "no_filter", "death"): 8.5,
@@ -96,7 +97,7 @@ DIRECTION_RECALL: dict[tuple[str, str, str, str], tuple[float, int]] = {
 ALPHA = 0.001  # the paper's significance level for the paired tests
 
 #: Not this paper: STALE's reported pass rates (Chao et al., 2026, upstream
-#: README; ``shared/reference/sister-studies.md``), judged by upstream's own
+#: README), judged by upstream's own
 #: judge and rubric: shown beside the stale task's table (for a model of the
 #: same name) and the probe table, for orientation only. (system, conflict
 #: type or ``all``) -> STALE dimension (``dim1``..``dim3``) or ``overall`` (the

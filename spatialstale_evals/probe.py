@@ -1,5 +1,5 @@
 """SpatialSTALE ``probe``: STALE's three questions about single memory entries
-whose truth the environment knows, scored exactly (SPEC 8.6).
+whose truth the environment knows, scored exactly (docs/specification.md#probe).
 
     inspect eval spatialstale_evals/probe.py -T regime=L2 --model openai/gpt-4o
     inspect eval spatialstale_evals/probe.py -T dimensions=premise -T conversation=shared --model ...

@@ -1,6 +1,6 @@
 """SpatialSTALE ``stale``: the STALE corpus (Chao et al., 2026) through the same
 harness: each record's history as earlier conversation, its three probes,
-one judge call per scenario on the ``grader`` role (SPEC 8.7).
+one judge call per scenario on the ``grader`` role (docs/specification.md#stale).
 
     inspect eval spatialstale_evals/stale.py -T path=STALE.json --model openai/gpt-4o \\
         --model-role grader=openai/gpt-4o-mini

@@ -1,30 +1,27 @@
 """Fingerprints of scripted runs: what every model call was sent, what every
 sample recorded, how it was scored.
 
-``tests/fixtures/fingerprints.json`` was written by this module (``python
-tests/_fingerprint.py``) on the code *before* the registries refactor (issue
-11: commit d6774fd, ``PYTHONPATH`` pointing at a checkout of it);
+``tests/fixtures/fingerprints.json`` holds them for a reference version of
+the code (which commit, and why some fields were captured again: CHANGELOG.md);
 ``tests/test_determinism.py`` runs the same configurations on the current code
-and compares. It was written again on d6774fd when the metadata hash started
-leaving out ``ADDED_METADATA`` (issue 12); every other field came out the
-same. Only public task functions and Inspect's own API are used, so the same
-file works on both sides of the change.
+and compares, so a change that should alter nothing sent, recorded or scored
+is shown to alter nothing. The names
+below list what differs from the reference on purpose. The module writes the
+fixture (``python tests/_fingerprint.py`` with ``PYTHONPATH`` at a checkout of
+the reference) and uses only public task functions and Inspect's own API, so
+it runs on the reference and on the current code alike.
 
 Images are hashed by their decoded pixels, not their PNG bytes (which depend
 on the zlib build Pillow uses), so the fixture is the same on any machine.
 
-Issue 17 (prompts 2.2) sends each run of adjacent text parts of a user message
-that holds an image as one part, joined by a newline. Call and message hashes
-are taken over content so merged (``_merge_text``), which changes no hash of a
-run without such runs of parts (text content is one string; detect's image
-prompts and ``no_memory``'s have none). The image ``navigate`` runs had them
-(the memory notes before the caption): their ``calls`` and ``messages`` were
-recomputed with this module on c835f58, the commit before the change (which
-sends the d6774fd prompts, as this test showed); every other field and run is
-as captured on d6774fd. Token counts are unchanged: the scripted provider
+Call and message hashes are taken over content with each run of adjacent text
+parts joined into one part by a newline (``_merge_text``), which is how the
+prompts send a user message that holds an image; text content is one string,
+so only the image ``navigate`` runs are affected (their memory notes before
+the caption). Their token counts agree either way: the scripted provider
 counts ceil(characters / 4) per part, and the paper palette's caption is 247
 characters (3 mod 4), so one part of notes, newline and caption counts what
-the two parts did (another caption length could move a call's count by one).
+two parts would (another caption length could move a call's count by one).
 """
 
 from __future__ import annotations
@@ -43,19 +40,19 @@ FIXTURE = Path(__file__).parent / "fixtures" / "fingerprints.json"
 LIMIT = 2
 REGIMES = ("L1", "L2", "L3")
 STRATEGIES = ("no_memory", "no_filter", "self_verify", "omcd", "oracle")
-#: Score keys whose meaning issue 11 changed on purpose (S and G entries leave
-#: the valid-SAFE control): compared apart, against an independent count.
+#: Score keys whose meaning differs from the reference on purpose (S and G entries
+#: are not in the valid-SAFE control): compared apart, against an independent count.
 CHANGED_KEYS = ("valid_safe", "valid_safe_flagged")
-#: Sample metadata keys added or re-valued on purpose later (issue 12: the
-#: navigate samples record ``view_radius`` and ``filter_mode``; the prompt set
-#: is version 1.1, every 1.0 string unchanged, which the call hashes prove);
-#: left out of the metadata hash.
+#: Sample metadata keys the reference does not record, or records with another
+#: value (``prompt_version`` moved as strings were added, while at these settings
+#: every call is the reference's, which the call hashes prove); left out of the
+#: metadata hash.
 ADDED_METADATA = (
     "view_radius",
     "filter_mode",
     "prompt_version",
-    # issue 13: the factors (prompts 2.0); at their defaults every prompt is
-    # unchanged but the navigator's framing line, which ``PAPER_ARGS`` restores
+    # the factors: at their defaults every prompt is the reference's but the
+    # navigator's framing line, which ``PAPER_ARGS`` restores
     "memory_style",
     "memory_framing",
     "memory_position",
@@ -64,35 +61,36 @@ ADDED_METADATA = (
     "image_palette",
     "image_cell_px",
     "image_marker",
-    # issue 16: structured_output (off: no call changes, the config included; tests/test_structured.py)
+    # structured_output (off: no call changes, the config included; tests/test_structured.py)
     "structured_output",
-    # issue 16: size (8x8 by default: the same instances, the same solver name)
+    # size (8x8 by default: the same instances, the same solver name)
     "size",
 )
-#: Added to the navigate samples only (issue 16: the audit's ``output`` and
-#: ``threshold``; binary: every call unchanged, prompts 2.1 only add the edit
-#: strings); detect samples always had them, and keep them in the hash.
+#: Recorded by the navigate samples and not by the reference's (the audit's
+#: ``output`` and ``threshold``; ``binary`` sends every call unchanged, the edit
+#: strings are only added); detect samples record them in the reference too, and
+#: keep them in the hash.
 ADDED_TASK_METADATA = {"navigate": ("output", "threshold")}
-#: Count keys added on purpose (issue 13: distractor notes, 0 without them):
+#: Count keys the reference lacks (the distractor notes, 0 without them):
 #: left out of the hashes and value comparisons, checked to be 0.
 ADDED_COUNTS = ("distractors", "distractors_flagged")
-#: Keys added to the navigate audit records (issue 12: how many entries a
-#: judgement judged; issue 13: the distractor counts) and episode records
-#: (issue 16: how the view showed a death's entry); left out of the
+#: Keys the reference's navigate audit records lack (how many entries a
+#: judgement judged, the distractor counts) and its episode records lack (how
+#: the view showed a death's entry, the trajectory map); left out of the
 #: score-metadata hash.
-ADDED_SCORE_METADATA = ("judged", *ADDED_COUNTS, "death_note", "map")  # issue 17: the trajectory map
-#: Issue 17: the score explanation gained the trajectory map after its first
-#: paragraph (navigate); the fingerprint keeps the first paragraph.
+ADDED_SCORE_METADATA = ("judged", *ADDED_COUNTS, "death_note", "map")
+#: A navigate score explanation draws the trajectory map after its first
+#: paragraph, which the reference's does not; the fingerprint keeps the first paragraph.
 EXPLANATION_PARAGRAPHS = 1
-#: Issue 17: detect's sample messages are the audit conversation instead of
-#: the placeholder input: their hash is not compared; instead the fingerprint
+#: detect's sample messages are the audit conversation, the reference's a
+#: placeholder input: their hash is not compared; instead the fingerprint
 #: says whether they are the model calls' own prompts and replies in order.
 CHANGED_MESSAGES = ("detect",)
 
 #: Arguments every fingerprinted navigate run gets where the task has them:
-#: issue 13 moved the navigator's "memory may be out of date" line out of the
-#: default prompt (the paper has none) into ``memory_framing="warn"``, which
-#: must send the earlier prompts byte for byte.
+#: the reference's navigator prompt has the "memory may be out of date" line,
+#: which the default prompt leaves out (the paper has none) and
+#: ``memory_framing="warn"`` sends, so it must send the reference's prompts byte for byte.
 PAPER_ARGS = {"navigate": {"memory_framing": "warn"}}
 
 
@@ -127,14 +125,14 @@ def _pixels(uri: str) -> str:
 
 
 def merged_parts(family: str, args: dict[str, Any]) -> bool:
-    """Whether a run's prompts had adjacent text parts before 2.2 (the image
-    navigator's notes and caption; ``no_memory`` has no notes)."""
+    """Whether a run's prompts hold a run of adjacent text parts in the
+    reference (the image navigator's notes and caption; ``no_memory`` has no notes)."""
     return family == "navigate" and args.get("modality") == "image" and args.get("strategy") != "no_memory"
 
 
 def _merge_text(parts: list[Any]) -> list[Any]:
     """A message's content parts with each run of adjacent text parts as one,
-    joined by a newline (what prompts 2.2 send)."""
+    joined by a newline (what the prompts send)."""
     merged: list[Any] = []
     for part in parts:
         if part.get("type") == "text" and merged and merged[-1].get("type") == "text":
@@ -220,7 +218,7 @@ def _dumps(messages: list[Any]) -> list[Any]:
 
 
 def _supported(task: Any, args: dict[str, Any]) -> dict[str, Any]:
-    """The ``args`` the task function has (none on the code before issue 13)."""
+    """The ``args`` the task function has (the reference's lacks the newer parameters)."""
     import inspect
 
     names = inspect.signature(task).parameters

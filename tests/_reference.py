@@ -1,5 +1,5 @@
-"""Independent reference implementations of the SPEC's grid rules, for tests:
-written from the SPEC, not from the package, so tests compare two codings."""
+"""Independent reference implementations of the specification's grid rules, for tests:
+written from the specification, not from the package, so tests compare two codings."""
 
 from __future__ import annotations
 

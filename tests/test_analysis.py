@@ -1,4 +1,4 @@
-"""The analysis layer (issue 6): the report's numbers against the samples, the
+"""The analysis layer: the report's numbers against the samples, the
 paired tests against scipy, the matrix's resume and dry run, skipped logs.
 
 Logs come from real runs of the scripted agents (``spatialstale/memory``,
@@ -701,7 +701,7 @@ def test_logs_of_an_earlier_task_version_are_kept_apart(scripted: Path, tmp_path
 
 
 def test_logs_of_a_version_with_the_same_number_are_pooled(scripted: Path, tmp_path: Path) -> None:
-    """3-A and 3-B differ in interface only (3-B added the stale task): their logs are one configuration."""
+    """Versions of one number (3-A, 3-B) differ in interface only: their logs are one configuration."""
     template = _template(scripted, "detect")
     shutil.copy(_path(template), tmp_path)
     old = template.model_copy(deep=True)

@@ -1,4 +1,4 @@
-"""The harness's caches (issue 17, item 4) change nothing that is sent or logged.
+"""The harness's caches change nothing that is sent or logged.
 
 - ``render.CELLS`` (the grid drawn without the agent, reused across an
   episode's steps, within a byte budget) and ``observe.png_data_uri`` (one data URI per distinct

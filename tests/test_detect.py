@@ -1,8 +1,8 @@
-"""End-to-end tests of the ``detect`` task (SPEC 5.1), run offline through
+"""End-to-end tests of the ``detect`` task (specification.md#detect), run offline through
 ``inspect_ai.eval`` with ``mockllm/model`` and scripted auditors written here.
 
 The auditors read only what a model sees (the last user message: its text
-parts and its image parts) and parse it with the SPEC's exact formats; the
+parts and its image parts) and parse it with the specification's exact formats; the
 expected numbers are computed independently from the dataset JSONL files,
 never from the project's own ground-truth code.
 """
@@ -39,16 +39,16 @@ from spatialstale_evals.runs.cost import detect_settings
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = ROOT / "spatialstale_evals" / "data" / "spatialstale-v1"
 
-# SPEC 4 (exact): "Row 0: (0,0)=S (0,1)=F ..." then "Agent at (r,c). Goal at (r,c)."
+# specification.md#observations (exact): "Row 0: (0,0)=S (0,1)=F ..." then "Agent at (r,c). Goal at (r,c)."
 ROW_LINE = re.compile(r"^Row (\d+): (.*)$", re.MULTILINE)
 OBS_CELL = re.compile(r"\((\d+),(\d+)\)=([SFHG])")
 AGENT_LINE = re.compile(r"Agent at \((\d+),(\d+)\)\. Goal at \((\d+),(\d+)\)\.")
-# SPEC 3 (exact): "[mem_021] SAFE at (2,5): Frozen ice - safe to walk"
+# specification.md#memory (exact): "[mem_021] SAFE at (2,5): Frozen ice - safe to walk"
 ENTRY_LINE = re.compile(r"^\[(mem_\d+)\] (SAFE|DANGER) at \((\d+),(\d+)\): .+$", re.MULTILINE)
 
-# SPEC 4 image colours.
+# The image colours of specification.md#observations.
 CELL_PX = 48
-SPEC_COLOURS = {
+PAPER_COLOURS = {
     (0xA8, 0xC8, 0xE8): "F",
     (0x20, 0x20, 0x20): "H",
     (0x2E, 0x8B, 0x57): "S",
@@ -77,7 +77,7 @@ def flip(grid: list[str], cells) -> list[str]:
 
 
 def truth_windows(inst: dict) -> list[dict]:
-    """Independent ground truth per detection window (SPEC 2 and 5.1):
+    """Independent ground truth per detection window (specification.md#change-regimes and #detect):
     L1/L2: one window on the changed grid; L3: one after each event of the
     schedule, the grid cumulative against g0. Stale iff g_t != g0."""
     g0, h, w = inst["g0"], inst["height"], inst["width"]
@@ -144,8 +144,8 @@ def grid_from_image(img: Image.Image) -> dict[tuple[int, int], str]:
             patch = {img.getpixel((x0 + 41 + dx, y0 + 27 + dy)) for dx in (-1, 0, 1) for dy in (-1, 0, 1)}
             assert len(patch) == 1, f"cell ({r},{c}) not uniform: {patch}"
             colour = patch.pop()
-            assert colour in SPEC_COLOURS, f"cell ({r},{c}) has non-SPEC colour {colour}"
-            cells[(r, c)] = SPEC_COLOURS[colour]
+            assert colour in PAPER_COLOURS, f"cell ({r},{c}) has non-paper colour {colour}"
+            cells[(r, c)] = PAPER_COLOURS[colour]
     return cells
 
 
@@ -156,7 +156,7 @@ def reply(text: str, stop_reason: str = "stop") -> ModelOutput:
 
 
 def correct_verdict(claim: str, kind: str) -> bool:
-    """SPEC 1: stale iff the claimed hazard differs from the observed hazard."""
+    """specification.md#the-world: stale iff the claimed hazard differs from the observed hazard."""
     return (claim == "DANGER") != (kind == "H")
 
 
@@ -180,7 +180,7 @@ class Auditor:
 def text_perfect(text, images, entries):
     grid = grid_from_text(text)
     assert not images
-    assert len(grid) == 64 and AGENT_LINE.search(text), "prompt lacks the SPEC text observation"
+    assert len(grid) == 64 and AGENT_LINE.search(text), "prompt lacks the exact text observation"
     items = [
         {"memory_id": eid, "is_stale": correct_verdict(claim, grid[(r, c)]), "confidence": 1.0, "reasoning": "r"}
         for eid, claim, r, c in entries
@@ -256,7 +256,7 @@ def test_perfect_text_auditor_scores_f1_one(tmp_path, regime, limit):
         assert value["tn"] == 64 * len(windows) - stale
         assert value["stale_thaw"] == sum(len(w["thaw"]) for w in windows)
         assert value["stale_freeze"] == sum(len(w["freeze"]) for w in windows)
-    # Every call showed the SPEC text observation of a real grid and <= B entries.
+    # Every call showed the exact text observation of a real grid and <= B entries.
     assert all(0 < len(call["ids"]) <= 10 for call in auditor.calls)
     assert sum(math.ceil(64 / 10) * len(truth_windows(i)) for i in instances) == len(auditor.calls)
 
@@ -341,7 +341,7 @@ def test_everything_stale_gives_recall_one_and_precision_stale_ratio(tmp_path):
     entries = sum(len(inst["memory"]) for inst in instances)
     assert entries == 50 * 64
     ratio = stale / entries
-    assert 0.05 < ratio < 0.15  # SPEC 2: L1 mean about 0.094
+    assert 0.05 < ratio < 0.15  # specification.md#change-regimes: L1 mean about 0.094
     assert metric(log, "recall") == 1.0
     assert metric(log, "precision") == pytest.approx(ratio, abs=1e-12)
     assert metric(log, "f1") == pytest.approx(2 * ratio / (ratio + 1), abs=1e-12)
@@ -379,7 +379,7 @@ def test_valid_safe_control_counts_frozen_cells_only(tmp_path):
     """S and G are SAFE claims that can never go stale: the control (the flag
     rate on still-valid SAFE entries) leaves them out, so flagging only them
     scores two false positives per window and a control of 0."""
-    ends = {"mem_000", "mem_063"}  # (0,0) and (7,7): SPEC 3, id = r*8 + c
+    ends = {"mem_000", "mem_063"}  # (0,0) and (7,7): specification.md#memory, id = r*8 + c
 
     def decide(text, images, entries):
         return reply(json.dumps([{"memory_id": e[0], "is_stale": e[0] in ends} for e in entries]))
@@ -491,8 +491,8 @@ def test_provider_refusal_is_counted(tmp_path):
 
 
 def test_duplicate_ids_are_parse_failures_scored_not_flagged(tmp_path):
-    """SPEC 5.1: "Entries the model omits, duplicates, or returns unparseable are
-    counted (parse-failure rate) and scored as 'not flagged'". Here every stale
+    """An entry the reply repeats is counted as a parse failure and scored as not
+    flagged (specification.md#detect). Here every stale
     entry is returned twice with contradicting verdicts; all other entries are
     judged once, correctly."""
 
@@ -747,7 +747,7 @@ def test_registry_entry_point_and_task_file(tmp_path):
     assert ids == ["L1-000", "L1-001"]
     assert f1 == 1.0  # the observer policy audits perfectly
     status, name, ids, f1 = result["file"]
-    assert status == "success" and name == "spatialstale_evals/detect"  # one name however it is started (3-D)
+    assert status == "success" and name == "spatialstale_evals/detect"  # one name however it is started
     assert ids == ["L2-000"] and f1 == 1.0
 
 

@@ -1,9 +1,8 @@
 """Determinism: the same scripted run twice sends byte-identical prompts (text
 and images, hashed) and gets identical scores; and the current code sends the
-same prompts and gets the same scores as the code before the registries
-refactor (fingerprints in ``tests/fixtures/fingerprints.json``, written by
-``tests/_fingerprint.py`` before that change), except what that change altered
-on purpose."""
+same prompts and gets the same scores as a reference version of the code
+(fingerprints in ``tests/fixtures/fingerprints.json``, written by
+``tests/_fingerprint.py``), except what differs from it on purpose."""
 
 from __future__ import annotations
 
@@ -20,12 +19,12 @@ from inspect_ai.log import EvalLog, resolve_sample_attachments
 from spatialstale_evals.detect import detect
 from spatialstale_evals.navigate import navigate
 
-#: Metrics removed by issue 11: the duplicate of thaw_recall.
+#: Metrics of the reference that are gone: the duplicate of thaw_recall.
 REMOVED_METRICS = {"flag_rate_stale_thaw"}
-#: Metrics added by issue 13 (0 without distractor notes).
+#: Metrics the reference lacks (0 without distractor notes).
 ADDED_METRICS = {"distractor_flag_rate"}
-#: The entries of S (0,0) and G (7,7) on 8x8: SAFE, never stale, no longer in the
-#: valid-SAFE control (SPEC 3: ids are r*W + c, zero-padded to 3 digits).
+#: The entries of S (0,0) and G (7,7) on 8x8: SAFE, never stale, so not in the
+#: valid-SAFE control (specification.md#memory: ids are r*W + c, zero-padded to 3 digits).
 START_GOAL_IDS = {"mem_000", f"mem_{7 * 8 + 7:03d}"}
 
 
@@ -101,7 +100,7 @@ def test_prompts_messages_and_records_are_unchanged(before_and_after: tuple[dict
             new = after[name]["samples"][sid]
             for field in ("calls", "messages", "metadata", "score_metadata", "answer", "explanation", "flagged"):
                 if field == "messages" and family in CHANGED_MESSAGES:
-                    # issue 17: the audit conversation, i.e. the calls above (unchanged), in order
+                    # the audit conversation, i.e. the calls above (unchanged), in order
                     assert new["messages_are_calls"], f"{name} {sid}: messages are not the audit's calls"
                     continue
                 assert new[field] == old[field], f"{name} {sid}: {field} changed"

@@ -1,6 +1,6 @@
 """The documentation's shape: the README is a short front page whose first code
 block is the two set-up commands, every relative link in the README, the
-Changelog and ``docs/`` resolves (to a file, and to a heading by GitHub's
+Changelog, ``datasets/README.md`` and ``docs/`` resolves (to a file, and to a heading by GitHub's
 anchor rules), the tasks table names every task, and the documented
 ``inspect view bundle`` command builds a viewer from a log folder.
 """
@@ -20,9 +20,9 @@ import spatialstale_evals
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-DOCS = [README, ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
+DOCS = [README, ROOT / "CHANGELOG.md", ROOT / "datasets" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
-#: The README's length limit (issue 17: the inspect_evals front page).
+#: The README's length limit: a front page, as inspect_evals keeps them.
 MAX_README_LINES = 250
 #: The README's first code block, which CI and the developers run as it stands.
 SETUP_COMMANDS = [
@@ -99,20 +99,20 @@ def links(text: str) -> list[tuple[int, str]]:
 
 
 def broken_links(path: Path, root: Path = ROOT) -> list[str]:
-    """What does not resolve among ``path``'s relative links: a missing file, or
-    an anchor that no heading of the target Markdown file (or of ``path``) has.
-    Links out of ``root`` (the contract, ``../shared/SPEC.md``, lives beside the
-    repository, not in a clone of it) are not checked."""
+    """What does not resolve among ``path``'s relative links: a missing file, an
+    anchor that no heading of the target Markdown file (or of ``path``) has, or
+    a target outside ``root``, which a clone or a wheel of the repository does
+    not have."""
     problems = []
     for number, target in links(path.read_text(encoding="utf-8")):
         if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("//"):
             continue  # http:, https:, mailto: ...: not a file of the repository
         file_part, _, anchor = target.partition("#")
         resolved = (path.parent / file_part).resolve() if file_part else path
-        if not resolved.is_relative_to(root.resolve()):
-            continue
         where = f"{path.name}:{number}: {target}"
-        if not resolved.exists():
+        if not resolved.is_relative_to(root.resolve()):
+            problems.append(f"{where} (outside the repository)")
+        elif not resolved.exists():
             problems.append(f"{where} (no such file)")
         elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved.read_text(encoding="utf-8")):
             problems.append(f"{where} (no heading #{anchor} in {resolved.name})")
@@ -149,7 +149,14 @@ def test_link_check_finds_broken_links(tmp_path: Path) -> None:
         "[web](https://example.org/missing.md)",
         "`[in code](missing.md)`",
     ]
-    bad = ["[gone](docs/missing.md)", "[anchor](docs/page.md#no-such-heading)", "![img](missing.png)", "[x](#nowhere)"]
+    bad = [
+        "[gone](docs/missing.md)",
+        "[anchor](docs/page.md#no-such-heading)",
+        "![img](missing.png)",
+        "[x](#nowhere)",
+        "[beside](../beside.md)",
+    ]
+    (tmp_path.parent / "beside.md").write_text("# Beside the repository\n", "utf-8")  # exists, but not in a clone
     readme = tmp_path / "README.md"
     readme.write_text("# Top heading\n\n" + "\n".join(good) + "\n\n```\n[fenced](missing.md)\n```\n", "utf-8")
     assert broken_links(readme, tmp_path) == []
@@ -172,6 +179,45 @@ def test_tasks_table_names_every_task() -> None:
     assert section, "README.md has a '## The tasks' section"
     rows = re.findall(r"^\| `(\w+)` \|", section.group(1), re.MULTILINE)
     assert rows == list(spatialstale_evals.TASKS)
+
+
+# -- the specification ---------------------------------------------------------
+
+CONTRACT_PAGE = ROOT / "docs" / "specification.md"
+#: Where the suite's own files may cite the specification: code, tests, docs.
+CITING = [*sorted((ROOT / "spatialstale_evals").rglob("*.py")), *sorted((ROOT / "tests").glob("*.py")), *DOCS]
+#: A citation of a specification section in code or prose: ``specification.md#the-world``,
+#: optionally followed by more anchors of the same page (``, #memory``, `` and #detect``).
+CITATION = re.compile(r"specification\.md((?:#[\w-]+)(?:(?:,| and) #[\w-]+)*)")
+#: A reference to a contract outside the repository (a file beside it, or its section numbers).
+EXTERNAL = re.compile(r"\.\./shared/|shared/SPEC|\bSPEC(?:\.md| section| §|'s| \d)")
+
+
+def test_code_cites_existing_sections_of_the_specification() -> None:
+    """Every section the code, the tests and the docs cite by its anchor on
+    docs/specification.md is a heading there, so a renamed section cannot leave a
+    dead citation."""
+    headings = anchors(CONTRACT_PAGE.read_text(encoding="utf-8"))
+    dead = [
+        f"{path.relative_to(ROOT)}: #{anchor}"
+        for path in CITING
+        for match in CITATION.finditer(path.read_text(encoding="utf-8"))
+        for anchor in re.findall(r"#([\w-]+)", match.group(1))
+        if anchor not in headings
+    ]
+    assert len(headings) > 10 and not dead, dead
+
+
+def test_nothing_cites_a_contract_outside_the_repository() -> None:
+    """The specification is docs/specification.md: a clone or a wheel has no other."""
+    cited = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in CITING
+        if path != Path(__file__).resolve()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if EXTERNAL.search(line)
+    ]
+    assert not cited, cited
 
 
 # -- inspect view bundle ----------------------------------------------------------

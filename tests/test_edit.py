@@ -1,9 +1,9 @@
-"""Edit proposals (SPEC 8.8): ``output="edit"`` audits propose the corrected
+"""Edit proposals (specification.md#edit-proposals): ``output="edit"`` audits propose the corrected
 claim of each flagged entry, scored exactly (``edit_accuracy``,
 ``edit_precision``), and ``filter_mode="correct"`` shows the correction in the
 navigator's view instead of deleting the entry.
 
-Expected values are computed here from the dataset and the SPEC's entry
+Expected values are computed here from the dataset and the specification's entry
 format, not by the code under test."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def metric(log: EvalLog, name: str) -> float:
 
 
 def stale_cells(g0: list[str] | tuple[str, ...], grid: list[str] | tuple[str, ...]) -> set[tuple[int, int]]:
-    """SPEC 1: an entry is stale iff its cell's type now differs from g0's."""
+    """specification.md#the-world: an entry is stale iff its cell's type now differs from g0's."""
     return {(r, c) for r, row in enumerate(g0) for c, kind in enumerate(row) if grid[r][c] != kind}
 
 

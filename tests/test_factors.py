@@ -1,9 +1,10 @@
-"""The factorial knobs (SPEC 8.4-8.5): how memory is written and framed, the
-distractor notes and how the grid is drawn, each checked against strings,
-replays and pixels written here from the SPEC and the dataset files.
+"""The factorial knobs (specification.md#how-memory-is-written-and-framed and
+#how-the-grid-is-drawn): how memory is written and framed, the distractor
+notes and how the grid is drawn, each checked against strings, replays and
+pixels written here from the specification and the dataset files.
 
-That ``memory_framing="warn"`` sends the prompts of the code before it byte
-for byte is ``tests/test_determinism.py`` (fingerprints captured before).
+That ``memory_framing="warn"`` sends the reference prompts of the fingerprints
+byte for byte is ``tests/test_determinism.py``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "spatialstale_evals" / "data" / "spatialstale-v1"
 MOVES = {"UP": (-1, 0), "DOWN": (1, 0), "LEFT": (0, -1), "RIGHT": (0, 1)}
 
-#: The navigator's system message before prompts 2.0, copied from that code.
+#: The navigator's system message with the ``warn`` line, copied from the fingerprints' reference code.
 OLD_SYSTEM = """\
 You control an agent on a frozen lake, a grid of cells addressed as (row, col), row 0 at the top.
 Cell types: S = start, F = frozen ice (safe), H = hole (stepping in ends the episode: you lose),
@@ -53,7 +54,7 @@ def rows(regime: str) -> list[dict]:
 
 
 def replay_walks(row: dict) -> dict[tuple[int, int], list[tuple[int, int]]]:
-    """SPEC 3: 20 uniform random walks from S on g0, each ending on H, G or
+    """specification.md#memory: 20 uniform random walks from S on g0, each ending on H, G or
     after 50 steps; numpy's generator seeded [seed, 1] (the memory stream)."""
     g0, rng = row["g0"], np.random.default_rng([row["seed"], 1])
     h, w = len(g0), len(g0[0])

@@ -1,4 +1,4 @@
-"""The run matrix's own settings for speed (issue 17, item 5): Inspect's
+"""The run matrix's own settings for speed: Inspect's
 realtime sample buffer off unless asked for, and a tuned garbage collector
 during the run; neither changes what the logs hold."""
 

@@ -1,4 +1,4 @@
-"""The ``navigate`` task end to end (SPEC section 5.2, issue 4 "Tests").
+"""The ``navigate`` task end to end (specification.md#navigate).
 
 Every test drives full offline ``inspect_ai.eval`` runs with scripted models:
 
@@ -8,7 +8,7 @@ Every test drives full offline ``inspect_ai.eval`` runs with scripted models:
   SAFE; as an auditor it judges every entry correctly against the observation),
 - Inspect's ``mockllm/model`` driven by callables written here.
 
-Expected values come from the SPEC or from computations in this file on the
+Expected values come from the specification or from computations in this file on the
 dataset JSONL (BFS planner, environment walk, stale sets), never from the
 task's own code.
 """
@@ -154,7 +154,7 @@ def simulate_memory_agent(inst: dict) -> dict:
 
 
 def parse_observation(text: str):
-    """(grid, agent, goal) from a prompt holding the SPEC's exact text observation."""
+    """(grid, agent, goal) from a prompt holding the specification's exact text observation."""
     rows = {}
     for match in ROW_RE.finditer(text):
         rows[int(match.group(1))] = {
@@ -239,7 +239,7 @@ def model_events(sample, navigator: bool):
 
 
 def flag_auditor(flag):
-    """A mockllm auditor answering every batch in SPEC JSON; ``flag(id)`` decides is_stale.
+    """A mockllm auditor answering every batch in the specification's JSON; ``flag(id)`` decides is_stale.
     Records the entry ids of each call."""
     calls: list[list[str]] = []
 

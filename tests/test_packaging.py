@@ -13,7 +13,9 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -63,6 +65,38 @@ def test_the_wheel_ships_the_data_and_uses_it(installed: tuple[Path, Path]) -> N
     verified = _run([str(bin_dir / "spatialstale"), "datasets", "verify", "--size", "8x8,16x16"], cwd=work)
     assert verified.returncode == 0, verified.stderr
     assert verified.stdout.count(": OK (50 instances") == 8  # L0-L3 of each
+
+
+def test_a_wheel_built_from_the_sdist_ships_the_data(installed: tuple[Path, Path]) -> None:
+    """The release route (``python -m build``: an sdist, then a wheel from it).
+    ``datasets/spatialstale-v1`` links to the package data; the sdist must keep
+    the files at the package path, once, and the wheel must have every one."""
+    bin_dir, work = installed
+    python = str(bin_dir / "python")
+    tools = _run([python, "-m", "pip", "install", "-q", "build", "hatchling>=1.18"], cwd=work)
+    assert tools.returncode == 0, tools.stderr[-3000:]
+    dist = work / "release"
+    # without --sdist or --wheel, build makes the sdist and then the wheel from it
+    built = _run([python, "-m", "build", "--no-isolation", "--outdir", str(dist), str(ROOT)], cwd=work)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    (archive,) = dist.glob("spatialstale_evals-*.tar.gz")
+    (wheel,) = dist.glob("spatialstale_evals-*.whl")
+
+    data = ROOT / "spatialstale_evals" / "data"
+    expected = sorted(
+        Path(folder, name).relative_to(ROOT).as_posix()
+        for folder, _, names in os.walk(data)
+        for name in names
+        if not name.startswith(".")
+    )
+    assert len(expected) >= 15, expected  # four regimes and a manifest per size
+    with tarfile.open(archive) as tar:
+        packed = sorted(name.split("/", 1)[1] for name in tar.getnames() if "/" in name)
+    assert [n for n in packed if n.startswith("spatialstale_evals/data/") and "." in n.rsplit("/", 1)[1]] == expected
+    assert [n for n in packed if n.startswith("datasets/")] == ["datasets/README.md"], "the data once, in the package"
+    with zipfile.ZipFile(wheel) as whl:
+        shipped = sorted(n for n in whl.namelist() if n.startswith("spatialstale_evals/data/"))
+    assert shipped == expected
 
 
 def test_generate_writes_only_where_it_is_told(installed: tuple[Path, Path]) -> None:

@@ -1,5 +1,5 @@
-"""Unit tests of the lenient, counted reply parsing (SPEC 5.1 audit JSON and
-the SPEC 5.2 ``move(direction)`` tool call)."""
+"""Unit tests of the lenient, counted reply parsing (the audit JSON of specification.md#detect
+and the ``move(direction)`` tool call of #navigate)."""
 
 from __future__ import annotations
 
@@ -157,8 +157,8 @@ def test_duplicate_ids_are_counted():
 
 
 def test_duplicated_entry_is_a_parse_failure_scored_not_flagged():
-    """SPEC 5.1: "Entries the model omits, duplicates, or returns unparseable are
-    counted (parse-failure rate) and scored as 'not flagged'"."""
+    """Entries a reply omits, repeats or gives no readable verdict for are counted
+    as parse failures and scored as not flagged (specification.md#detect)."""
     items = verdicts() + [{"memory_id": "mem_024", "is_stale": False}]  # contradicts its first verdict
     parsed = parse_audit_reply(json.dumps(items), IDS)
     assert "mem_024" not in flagged(parsed)

@@ -1,6 +1,7 @@
-"""Memory that matters (SPEC 8.1-8.3): partial observability, the clean regime
+"""Memory that matters (specification.md#partial-observation, #clean-memory-l0,
+#the-runtime-resolver-and-filter-modes): partial observability, the clean regime
 L0, the runtime resolver and the filter modes, each checked against a
-simulation written here from the dataset and the SPEC."""
+simulation written here from the dataset and the specification."""
 
 from __future__ import annotations
 
@@ -131,7 +132,7 @@ def test_a_radius_covering_the_grid_sends_the_prompts_of_full_observability(tmp_
 
 
 def expected_view(row: dict, ledger: dict, since: dict, mode: str = "delete") -> list[str]:
-    """The resolver's view from its ledger (cell -> (type, step)), by SPEC 8.3;
+    """The resolver's view from its ledger (cell -> (type, step)), by the resolver's rule;
     ``since`` keeps, per entry, the step of the first sighting that contradicted
     it (while it stays contradicted): the ``history`` label's step."""
     out = []
@@ -159,7 +160,7 @@ def test_resolve_equals_oracle_step_by_step_under_full_observability(tmp_path: P
         assert len(pa) == len(pb) > 0
         for step, (x, y) in enumerate(zip(pa, pb)):
             assert memory_section(x) == memory_section(y), (a.id, step)
-            # and both are the store minus what is stale now (the SPEC's definition, from the data)
+            # and both are the store minus what is stale now (the specification's definition, from the data)
             grid = grid_after(data[a.id], step)
             valid = [
                 m["text"] for m in data[a.id]["memory"] if (m["claim"] == "DANGER") == (grid[m["row"]][m["col"]] == "H")
@@ -234,7 +235,7 @@ def test_memory_agent_without_a_filter_ignores_the_radius(tmp_path: Path, radius
 
 
 def predicted_audit_calls(row: dict, record: dict, radius: int, batch: int = 10) -> int:
-    """omcd's calls from the cells seen along the trajectory (SPEC 8.1): at the
+    """omcd's calls from the cells seen along the trajectory (specification.md#partial-observation): at the
     start and before every step, the entries of cells in view not yet judged
     since the world last changed, in batches; only while a window is open
     (after the pre-game changes; after each L3 event)."""

@@ -13,7 +13,7 @@ import pytest
 
 from spatialstale_evals.analysis import plots
 
-#: The outcome colours, from the SPEC's palette: success as the start cell, death as a hole, timeout as ice.
+#: The outcome colours, from the specification's palette: success as the start cell, death as a hole, timeout as ice.
 EXPECTED = {"success": "#2e8b57", "death": "#202020", "timeout": "#a8c8e8"}
 
 

@@ -1,4 +1,4 @@
-"""The ``probe`` task (SPEC 8.6): target selection against an independent
+"""The ``probe`` task (specification.md#probe): target selection against an independent
 reading of the instance, the scripted bounds, chance on the controls for
 one-sided agents, the conversation modes, junk replies and bad parameters."""
 
@@ -97,7 +97,7 @@ def test_targets_are_deterministic_of_the_documented_kinds_and_placements_are_le
                 ]
                 assert best == [t.cell], "the only shortest true move"
         assert all(t.placement is None for t in targets if t.kind in ("stale_freeze", "valid_danger"))
-        # as many controls as stale targets of the same claim (SPEC 8.6), ranked within a kind
+        # as many controls as stale targets of the same claim (specification.md#probe), ranked within a kind
         kinds = [t.kind for t in targets]
         assert kinds.count("valid_safe") == kinds.count("stale_thaw") or not any(k.startswith("stale") for k in kinds)
         assert kinds.count("valid_danger") == kinds.count("stale_freeze") or not any(

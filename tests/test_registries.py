@@ -240,7 +240,8 @@ def test_the_matrix_cli_choices_and_defaults_are_the_task_signatures() -> None:
     nav, det = _hints(navigate), _hints(detect)
     assert tuple(actions["regimes"].choices) == typing.get_args(nav["regime"])
     assert tuple(actions["strategies"].choices) == typing.get_args(nav["strategy"])
-    # the default matrix is the paper's (SPEC 2 and 5.2): its three regimes and five strategies
+    # the default matrix is the paper's (specification.md#change-regimes and #navigate):
+    # its three regimes and five strategies
     assert actions["regimes"].default == ["L1", "L2", "L3"]
     assert actions["strategies"].default == ["no_memory", "no_filter", "self_verify", "omcd", "oracle"]
     assert tuple(actions["modalities"].choices) == typing.get_args(det["modality"])
@@ -250,7 +251,7 @@ def test_the_matrix_cli_choices_and_defaults_are_the_task_signatures() -> None:
 
 
 def test_the_reports_defaults_are_the_papers_protocol() -> None:
-    """A log whose arguments equal these is labelled as the paper's protocol (SPEC 5)."""
+    """A log whose arguments equal these is labelled as the paper's protocol (specification.md#tasks)."""
     assert {k: DEFAULT_ARGS["detect"][k] for k in ("batch_size", "output", "threshold", "dataset")} == {
         "batch_size": 10,
         "output": "binary",

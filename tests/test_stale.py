@@ -1,4 +1,4 @@
-"""The ``stale`` task (SPEC 8.7) on a fixture of our own in STALE's schema
+"""The ``stale`` task (specification.md#stale) on a fixture of our own in STALE's schema
 (``tests/fixtures/stale_mini.json``: invented users and facts, nothing from
 the STALE dataset): the loader and its errors, trimming against a count done
 here, the conversation modes read off the model calls, the judge against

@@ -1,4 +1,4 @@
-"""``structured_output`` (SPEC 8.10): the JSON schema reaches exactly the calls
+"""``structured_output`` (specification.md#structured-output): the JSON schema reaches exactly the calls
 that expect JSON (audits, explicit and premise probes, the stale judge),
 never the tool calls, only when asked; a reply in the schema's shape parses
 as the bare one did; and tasks without a JSON answer say so."""
@@ -58,7 +58,8 @@ def metric(log: EvalLog, name: str) -> float:
 
 
 def verdicts_schema(item: dict[str, str]) -> dict[str, Any]:
-    """The audit schema as written here from SPEC 8.10's shape: an object holding the verdict list."""
+    """The audit schema as written here from its shape (specification.md#structured-output):
+    an object holding the verdict list."""
     props = {k: {"type": t} for k, t in item.items()}
     inner = {"type": "object", "properties": props, "required": list(item), "additionalProperties": False}
     return {
@@ -106,7 +107,7 @@ def test_structured_output_without_an_auditor_is_not_applicable(strategy: str) -
 def test_probe_constrains_explicit_and_premise_not_implicit(tmp_path: Path) -> None:
     run(probe(regime="L1"), limit=1, log_dir=str(tmp_path))
     assert {name for _, name, _ in Recording.calls} == {None}
-    assert all(c == {"parallel_tool_calls": False} for c in Recording.configs)  # off: the config as before
+    assert all(c == {"parallel_tool_calls": False} for c in Recording.configs)  # off: no schema in the config
     run(probe(regime="L1", structured_output=True), limit=1, log_dir=str(tmp_path))
     assert all(c == {"parallel_tool_calls": False} for c in Recording.configs)  # on: kept beside the schema
     names = {name for tools, name, _ in Recording.calls if not tools}

@@ -1,4 +1,4 @@
-"""What a user sees in ``inspect view`` (issue 17, item 8): detect's messages
+"""What a user sees in ``inspect view``: detect's messages
 are the audit conversation, each navigation step is one transcript line, each
 audit is a named span holding the auditor's model calls and followed by its
 summary line, the trajectory is drawn as a text map in the score explanation,
@@ -318,8 +318,8 @@ def test_no_adjacent_text_parts_join_without_whitespace(image_logs):
 
 
 def test_memory_and_caption_are_one_part_with_a_newline_between(image_logs):
-    """The 2.2 layout: the last note, a newline, the caption, in one part
-    (before 2.2 they were two parts that viewers joined as "...walkCurrent")."""
+    """The last note, a newline, the caption, in one part: as two parts,
+    viewers and chat templates join them as "...walkCurrent"."""
     log = image_logs[0]
     sample = resolved(log)[0]
     first = next(e for e in sample.events if e.event == "model" and any(t.name == "move" for t in e.tools))
@@ -339,7 +339,7 @@ def test_every_task_is_named_in_the_package_namespace():
 
 
 def test_logs_of_either_name_are_read(detect_log):
-    """Logs written before 3-D carry ``detect`` (from the file) or
+    """Older logs may carry ``detect`` (a task run from its file) or
     ``spatialstale_evals/detect``: the report reads both."""
     header = detect_log.model_copy(deep=True)
     for name in ("detect", "spatialstale_evals/detect"):

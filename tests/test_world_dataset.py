@@ -30,7 +30,7 @@ def read_jsonl(regime):
 
 def test_manifest_describes_canonical_set():
     manifest = json.loads((CANON / "MANIFEST.json").read_text())
-    assert manifest["master_seed"] == 2024  # SPEC section 2
+    assert manifest["master_seed"] == 2024  # specification.md#change-regimes
     assert manifest["count"] == 50
     assert (manifest["height"], manifest["width"]) == (8, 8)
     assert set(manifest["files"]) == {"L0.jsonl", "L1.jsonl", "L2.jsonl", "L3.jsonl"}

@@ -1,4 +1,4 @@
-"""The gymnasium environment on tiny handmade instances (SPEC section 1, L3 rules)."""
+"""The gymnasium environment on tiny handmade instances (specification.md#the-world, L3 rules)."""
 
 from __future__ import annotations
 
@@ -174,7 +174,7 @@ def test_l3_flip_under_agent_applies_without_killing():
 
 
 def test_l3_wall_bump_on_hole_under_agent_does_not_kill():
-    # SPEC section 1: *entering* H ends the episode; env.py's documented L3
+    # specification.md#the-world: *entering* H ends the episode; env.py's documented L3
     # rule: "only *entering* a hole kills". A wall bump enters nothing.
     g0 = ("SFF", "FFF", "FFG")
     ev = Event(step=1, cells=((0, 1), (2, 0)))

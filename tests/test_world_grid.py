@@ -1,7 +1,8 @@
-"""Invariants of every committed instance, checked against SPEC sections 1-3.
+"""Invariants of every committed instance, checked against the specification
+(specification.md#the-world, #change-regimes, #memory).
 
 Everything here is recomputed independently in the test (own BFS, own flips,
-own regex from the SPEC's exact entry format) instead of calling the world's
+own regex from the specification's exact entry format) instead of calling the world's
 helpers on their own output.
 """
 
@@ -17,7 +18,7 @@ from spatialstale_evals.world.instance import step_budget
 
 REGIMES = ("L1", "L2", "L3")
 
-# SPEC section 3 (exact): `[mem_021] SAFE at (2,5): Frozen ice - safe to walk`
+# specification.md#memory (exact): `[mem_021] SAFE at (2,5): Frozen ice - safe to walk`
 #                         `[mem_039] DANGER at (4,7): Hole - dangerous, do not step`
 F_TEXT = "Frozen ice - safe to walk"
 H_TEXT = "Hole - dangerous, do not step"
@@ -49,7 +50,7 @@ def test_fifty_instances_per_regime_with_ids(sets):
             assert re.fullmatch(rf"{regime}-\d{{3}}", inst.id)
             assert inst.regime == regime
             assert (inst.height, inst.width) == (8, 8)
-            assert inst.max_steps == 50  # SPEC section 1: 50 for 8x8
+            assert inst.max_steps == 50  # specification.md#the-world: 50 for 8x8
 
 
 def test_same_index_shares_seed_g0_memory_across_regimes(sets):
@@ -95,7 +96,7 @@ def test_l3_path_and_fixed_start_goal_after_every_event(sets):
 
 
 def test_g0_hole_fraction_roughly_a_quarter(sets):
-    # SPEC section 1: every non-S/G cell is H with probability 0.25 (then
+    # specification.md#the-world: every non-S/G cell is H with probability 0.25 (then
     # rejection-sampled for a path, which pushes it slightly down).
     g0s = [inst.g0 for inst in sets["L1"]]
     holes = sum("".join(g).count("H") for g in g0s)
@@ -130,7 +131,7 @@ def test_l2_changes_are_clustered_within_radius_two(sets):
         assert 1 <= len(changed) <= 16, inst.id
         for r, c in changed:
             assert {inst.g0[r][c], inst.grid[r][c]} == {"F", "H"}
-        # SPEC section 2: cells from the radius-2 Manhattan neighbourhood of a centre.
+        # specification.md#change-regimes: cells from the radius-2 Manhattan neighbourhood of a centre.
         centres = [
             (r0, c0) for r0 in range(8) for c0 in range(8) if all(abs(r - r0) + abs(c - c0) <= 2 for r, c in changed)
         ]
@@ -152,7 +153,7 @@ def test_l3_events_schedule(sets):
 
 
 def test_l3_fire_rate_near_seventy_percent(sets):
-    # 0.7 per trigger (SPEC section 2); the count of triggers depends on the
+    # 0.7 per trigger (specification.md#change-regimes); the count of triggers depends on the
     # documented schedule window, so bound the rate loosely.
     n_events = sum(len(inst.events) for inst in sets["L3"])
     max_triggers = 50 * (50 // 5)

@@ -1,4 +1,4 @@
-"""Image and text observations (SPEC section 4)."""
+"""Image and text observations (specification.md#observations)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from spatialstale_evals.world import dataset, generate_instance
 from spatialstale_evals.world.observation import parse_text_observation, text_observation
 from spatialstale_evals.world.render import decode_grid, render_image, render_png
 
-# SPEC section 4 colours, hardcoded.
+# specification.md#observations colours, hardcoded.
 HEX = {"F": "#A8C8E8", "H": "#202020", "S": "#2E8B57", "G": "#DAA520"}
 RGB = {k: tuple(int(v[i : i + 2], 16) for i in (1, 3, 5)) for k, v in HEX.items()}
 RED = (255, 0, 0)

@@ -15,7 +15,7 @@ from .runner import KB, median
 
 #: The targets the summary checks: overhead ratio (text), and .eval KB per
 #: 50-step episode in text and image mode.
-TARGET_RATIO = 1.2  # issue 17: text and image
+TARGET_RATIO = 1.2  # text and image
 TARGET_TEXT_KB = 50
 TARGET_IMAGE_KB = 500
 

@@ -306,7 +306,7 @@ SPECS: dict[str, Spec] = {
 
 TITLES = {
     "detection": "Detection: precision / recall / F1 by model x regime x modality",
-    "modality": "Detection F1 by modality, averaged over regimes (paper SPEC section 7)",
+    "modality": "Detection F1 by modality, averaged over regimes",
     "direction": "Thaw vs freeze recall; flag rate on valid SAFE vs stale-thaw entries, and on notes",
     "navigation": "Navigation: success / death / timeout by model x strategy x regime",
     "gain": f"{paper.AUDITED.upper()} success gain over {paper.BASELINE}",

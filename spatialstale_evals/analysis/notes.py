@@ -72,15 +72,15 @@ NOTES = {
         "-T distractors=K, which can never be stale ('-' without notes); every flag on one is a false positive."
     ),
     "navigation": (
-        "Rates over episodes (each seed x epoch once). Paper values (SPEC section 7) appear where the model "
+        "Rates over episodes (each seed x epoch once). Paper values appear where the model "
         "name matches (gpt-4o: text L2; claude: L1); they are the paper's model versions, not necessarily yours."
     ),
     "gain": (
-        "Paper (GPT-4o, SPEC section 7): "
+        "Paper (GPT-4o): "
         + ", ".join(f"{gain:+.1f} pp on {regime}" for (_, regime), gain in sorted(paper.OMCD_GAIN.items()))
         + f" (L2 is the difference of its table's {paper.AUDITED} and {paper.BASELINE} success rates)."
     ),
-    "steps": "Paper mean steps (SPEC section 7) do not state the regime; they are shown on every regime's row.",
+    "steps": "Paper mean steps do not state the regime; they are shown on every regime's row.",
     "wilcoxon": (
         "Two-sided Wilcoxon signed-rank tests (scipy.stats.wilcoxon) on the exact per-seed differences of the "
         "rates (successes / episodes of each seed, as fractions, so equal differences tie), over the seeds both "

@@ -30,7 +30,7 @@ from spatialstale_evals.world.memory import DANGER, SAFE, MemoryEntry
 
 #: The verdict formats (the tasks' ``output``): ``is_stale`` true/false, a
 #: ``staleness`` score in [0, 1] flagged at a threshold, or ``is_stale`` with
-#: the ``corrected`` claim (SPEC 8.8).
+#: the ``corrected`` claim (docs/specification.md#edit-proposals).
 AuditOutput = Literal["binary", "continuous", "edit"]
 
 

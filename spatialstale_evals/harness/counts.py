@@ -40,7 +40,7 @@ PARSE_KEYS = (
     "unparseable_replies",
     "refusals",
 )
-#: The counts of proposed corrections (``output="edit"``, SPEC 8.8): flagged
+#: The counts of proposed corrections (``output="edit"``, edit proposals): flagged
 #: entries with a corrected claim, those whose claim is right (the entry is
 #: stale and the claim is what its cell is now), flagged entries without one.
 EDIT_KEYS = ("corrections", "corrections_right", "corrections_missing")

@@ -1,4 +1,4 @@
-"""How memory is written and framed (SPEC 8.4): the factors of the Memory
+"""How memory is written and framed (docs/specification.md#how-memory-is-written-and-framed): the factors of the Memory
 Trust Gap study, one at a time on the same seeds.
 
 - ``memory_style``: ``plain`` (the paper's exact text), ``detailed`` (each

@@ -1,5 +1,5 @@
 """The navigator's memory view: which entries it is shown, and how a judged
-entry reads (the filter modes of SPEC 8.3).
+entry reads (docs/specification.md#the-runtime-resolver-and-filter-modes).
 
 A strategy's judgements leave one decision per entry: ``keep`` (judged true,
 or never judged), ``contradicted`` (judged out of date) or ``unverified``
@@ -9,8 +9,8 @@ or never judged), ``contradicted`` (judged out of date) or ``unverified``
 - ``contradicted``, by ``filter_mode``: ``delete`` (the paper: the entry is
   not shown), ``mark`` (its claim replaced by an explicit unknown marker),
   ``history`` (kept verbatim, labelled as contradicted since the step it was
-  judged at): "the point is labelling, not amnesia"; or ``correct`` (SPEC
-  8.8: rewritten with the claim the judgement proposes, labelled as
+  judged at): "the point is labelling, not amnesia"; or ``correct`` (edit
+  proposals: rewritten with the claim the judgement proposes, labelled as
   corrected, with the claim it was written with: repair instead of deletion;
   an entry judged without a proposed claim, or with its own claim proposed
   again, or a distractor note (about no cell) is not shown, as with ``delete``);

@@ -156,7 +156,7 @@ def edit_accuracy_of(c: DetectionCounts) -> float | None:
 @metric
 def edit_accuracy() -> Metric:
     """Stale entries flagged with the right corrected claim / stale entries
-    (``output="edit"``, SPEC 8.8): at most ``recall``, less by every flag
+    (``output="edit"``, docs/specification.md#edit-proposals): at most ``recall``, less by every flag
     that proposes no correction or the wrong one."""
     return pooled(edit_accuracy_of, DetectionCounts)
 

@@ -1,8 +1,8 @@
 """What a model is shown of the world: one entry per observation option.
 
 An observation option (the tasks' ``modality``) writes the current grid (as
-the agent sees it: cells out of view are ``?``, SPEC 8.1) as prompt content
-parts (the SPEC's text observation, or the rendered PNG as a
+the agent sees it: cells out of view are ``?``: partial observation) as prompt content
+parts (the exact text observation, or the rendered PNG as a
 data URI, so the log embeds it and ``inspect view`` shows it, with a caption
 naming the renderer's own colours) and reads it back from a prompt, which is
 how the scripted agents see what a model sees: through the module that wrote
@@ -62,7 +62,7 @@ class Observation(Protocol):
 
 
 class TextObservation:
-    """The SPEC's exact text observation: one line per row, then the position line."""
+    """The exact text observation (docs/specification.md#observations): one line per row, then the position line."""
 
     name = "text"
     unseen = "show ?"
@@ -84,7 +84,7 @@ class TextObservation:
 
 @dataclass(frozen=True)
 class ImageObservation:
-    """The rendered PNG (SPEC section 4), drawn in ``style`` (SPEC 8.5), after
+    """The rendered PNG (docs/specification.md#observations), drawn in ``style``, after
     a caption that gives its colour key, marker and labels in the style's own
     words. Position and goal travel as text (the navigator's step line; the
     audit caption's position line)."""
@@ -226,7 +226,7 @@ def user_message(parts: list[Content]) -> ChatMessageUser:
     With an image, each run of adjacent text parts is sent as one part joined
     by newlines, as text-only content is: providers, chat templates and
     ``inspect view`` join adjacent parts with nothing between them ("...safe to
-    walkCurrent observation:", prompts before 2.2)."""
+    walkCurrent observation:")."""
     if all(isinstance(p, ContentText) for p in parts):
         return ChatMessageUser(content="\n".join(p.text for p in parts))  # type: ignore[union-attr]
     merged: list[Content] = []

@@ -103,6 +103,6 @@ def pick(values: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
 
 def changed(task: Callable[..., Any], values: Mapping[str, Any]) -> dict[str, Any]:
     """The ``values`` that differ from the task's defaults (what a sample's
-    input names of the factors, so a default run's samples read as before)."""
+    input names of the factors, so a default run's inputs name none)."""
     fixed = defaults(task)
     return {k: v for k, v in values.items() if k not in fixed or v != fixed[k]}

@@ -39,7 +39,7 @@ _FENCE = re.compile(r"```(?:json|JSON)?")
 
 @dataclass(frozen=True)
 class Judgement:
-    """One entry's verdict as the model gave it (SPEC 5.1 schema)."""
+    """One entry's verdict as the model gave it (the exact verdict JSON of docs/specification.md#detect)."""
 
     memory_id: str
     is_stale: bool

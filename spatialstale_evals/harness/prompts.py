@@ -5,9 +5,9 @@ labels, no count of stale entries, no hint of which cells changed. Changing
 any text here changes what models see, so bump PROMPT_VERSION (it is recorded
 in every sample's metadata) and the task version.
 
-The exact SPEC formats that are not prompts live beside the code that writes
-and reads them: the memory entry text in ``world/memory.py``, the text
-observation in ``world/observation.py``. Image captions name the colours the
+The exact public formats that are not prompts (docs/specification.md#public-formats-and-versions)
+live beside the code that writes and reads them: the memory entry text in
+``world/memory.py``, the text observation in ``world/observation.py``. Image captions name the colours the
 renderer uses (``world/render.py``, each palette's ``names``), filled in by
 ``harness/observe.py``. Readers of these strings (the scripted agents) parse
 them with patterns made from the templates themselves (``template_pattern``).
@@ -58,7 +58,7 @@ claim no longer matches the current cell: SAFE where the cell is now a hole, or 
 where the cell is now safe. Otherwise it is VALID. Judge every entry only against the
 current observation."""
 
-#: Heads the text observation (the SPEC's exact row lines follow).
+#: Heads the text observation (the exact row lines follow).
 TEXT_OBSERVATION = "Current observation:\n{observation}"
 
 #: The caption of the image in an audit: the colour key, then the agent/goal line.
@@ -84,7 +84,7 @@ Reply with a JSON list holding exactly one object per entry above, in any order:
 "staleness" is your probability from 0.0 (certainly valid) to 1.0 (certainly stale).
 Reply with the JSON only."""
 
-#: ``output="edit"`` (SPEC 8.8): each verdict also proposes the claim that holds now.
+#: ``output="edit"`` (edit proposals): each verdict also proposes the claim that holds now.
 AUDIT_EDIT = """\
 Memory entries to audit ({count}):
 {entries}
@@ -106,7 +106,7 @@ RIGHT increases it; a move off the grid leaves you in place and still costs a st
 NAVIGATE_TURN = """\
 Each turn, choose exactly one move by calling the tool `move` once with direction UP, DOWN,
 LEFT or RIGHT."""
-#: ``memory_framing`` (SPEC 8.4): the line between the rules and the turn.
+#: ``memory_framing``: the line between the rules and the turn.
 FRAMINGS: dict[str, str | None] = {
     "none": None,
     "warn": "The lake can change over time, and memory notes written in the past may be out of date.",
@@ -132,7 +132,7 @@ IMAGE_LABELS = {
 NAVIGATE_MEMORY = "Memory notes ({count}):\n{entries}"
 NAVIGATE_MEMORY_EMPTY = "Memory notes: none remain."
 
-# -- how memory is written (``memory_style``, SPEC 8.4) ----------------------------
+# -- how memory is written (``memory_style``) ----------------------------------------
 
 #: What each style appends to an entry: (for a cell the walks stood on,
 #: formatted with ``times``, ``walks``, ``total``, ``walk``, ``step``; for a
@@ -147,7 +147,7 @@ STYLE_SUFFIXES: dict[str, tuple[str, str]] = {
     "confident": (" (certain: confirmed by {walks} of the {total} walks)", " (certain)"),
 }
 
-# -- partial observability (``view_radius``, SPEC 8.1) -----------------------------
+# -- partial observation (``view_radius``) -----------------------------------------
 
 #: Before the observation in every navigation step with a view radius;
 #: ``{unseen}`` is the observation option's own wording (``observe.py``).
@@ -158,7 +158,7 @@ NAVIGATE_PARTIAL = (
 #: Before the entries of an audit whose observation has cells out of view.
 AUDIT_PARTIAL = "Cells shown as ? are out of view; every entry below is about a cell in view."
 
-# -- how a judged memory entry reads (``filter_mode``, SPEC 8.3) ----------------
+# -- how a judged memory entry reads (``filter_mode``) --------------------------
 
 #: ``mark``: the claim of a contradicted entry replaced by an unknown marker.
 FILTER_MARK = "[{id}] UNKNOWN at ({row},{col}): this note was found out of date; what the cell is now is unknown"
@@ -166,7 +166,7 @@ FILTER_MARK = "[{id}] UNKNOWN at ({row},{col}): this note was found out of date;
 FILTER_MARK_NOTE = "[{id}] UNKNOWN: this note was found out of date"
 #: ``history``: appended to a contradicted entry, kept as written.
 FILTER_HISTORY = " [out of date: contradicted by what was seen at step {step}]"
-#: ``correct``: a contradicted entry rewritten with the corrected claim (SPEC 8.8),
+#: ``correct``: a contradicted entry rewritten with the corrected claim (edit proposals),
 #: then this label with the claim it was written with.
 FILTER_CORRECTED = " [corrected at step {step}: written as {claim}, out of date]"
 #: Appended to an entry the runtime resolver has not seen the cell of (``resolve``).
@@ -194,7 +194,7 @@ UNPARSEABLE_ARGUMENTS = "unparseable arguments: {error}"
 NO_DIRECTION = "move called without a direction"
 INVALID_DIRECTION = "invalid direction {value!r}"
 
-# -- the probe task (SPEC 8.6): its own version, so adding it changed no other prompt --
+# -- the probe task: its own version, so a change here moves no other family's version --
 
 PROBE_PROMPT_VERSION = "1.1"
 #: Every probe's system message: the navigator's rules, then what a probe asks
@@ -218,7 +218,7 @@ Reply with JSON only: {{"premise_holds": true or false, "step_on": true or false
 "premise_holds" is whether ({row},{col}) is now what your notes say; "step_on" is whether the
 agent should step on it."""
 
-# -- the stale task (SPEC 8.7): STALE's corpus; its own version, so adding it changed no other prompt --
+# -- the stale task: STALE's corpus; its own version, so a change here moves no other family's version --
 
 STALE_PROMPT_VERSION = "1.0"
 #: The agent's system message: who it is and what the earlier turns are. Like

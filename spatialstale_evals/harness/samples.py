@@ -44,7 +44,7 @@ class InstanceSet:
         """The instances of ``regime`` and ``size`` in ``dataset``. A folder of
         one's own asked for at the default size (the paper's 8x8, the tasks'
         default) is read at its own size, whatever it is: a set generated at
-        12x12 runs with ``dataset=`` alone, as before sizes were a parameter.
+        12x12 runs with ``dataset=`` alone.
         The name is the folder's (``spatialstale-v1/L1``), a size sub-folder's
         included (``spatialstale-v1/16x16/L1``): Inspect's task identity
         hashes it, so a folder's own size keeps the name it had before sizes

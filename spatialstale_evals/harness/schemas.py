@@ -1,5 +1,5 @@
 """The JSON schemas of the suite's JSON answers, for ``structured_output``
-(SPEC 8.10): with it, each call that expects JSON passes Inspect's
+(docs/specification.md#structured-output): with it, each call that expects JSON passes Inspect's
 ``response_schema``, so a provider that supports structured output (which
 ones: docs/models.md, "Structured output") constrains the reply to it; the
 lenient parser still reads the reply and counts what it cannot use. Off by

@@ -230,8 +230,8 @@ def score_value(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def score_explanation(record: dict[str, Any]) -> str:
-    """The outcome line, then the trajectory map as a code block (records
-    before 3-D have none)."""
+    """The outcome line, then the trajectory map as a code block (when the
+    record has one: records in older logs may not)."""
     text = f"{record['outcome']} after {record['steps']} steps"
     if record["death_cell"]:
         text += (

@@ -260,8 +260,8 @@ def contradicts(entry: MemoryEntry, kind: str) -> bool:
 
 @register_strategy
 class Resolve(MemoryPolicy):
-    """The runtime resolver (SPEC 8.3): no model call. The authority is the
-    observation, the provenance the step it was made: an entry whose cell the
+    """The runtime resolver (docs/specification.md#the-runtime-resolver-and-filter-modes):
+    no model call. The authority is the observation, the provenance the step it was made: an entry whose cell the
     agent has seen is resolved against the latest sighting; an entry whose
     cell it has not seen stays as written, labelled unverified. A
     distractor note is about no cell: nothing can resolve it, and nothing

@@ -1,4 +1,4 @@
-"""The ``probe`` task's engine (SPEC 8.6): STALE's three questions about one
+"""The ``probe`` task's engine (docs/specification.md#probe): STALE's three questions about one
 memory entry, asked at the final grid and scored from its truth.
 
 - ``explicit`` (state resolution): the store, the observation and "is (r,c)

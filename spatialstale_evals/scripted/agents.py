@@ -21,8 +21,8 @@ grid it believes in:
 Cells believed unknown (``?``: out of view with no memory of them) are
 passable for ``observer`` and ``mixed`` but cost ``UNKNOWN_COST`` steps each,
 so a route through known-safe cells is preferred; ``memory`` never enters them.
-Without unknown cells the route is the breadth-first shortest path (ties by
-``MOVE_ORDER``), exactly as before partial observability existed.
+Without unknown cells (full observability) the route is the breadth-first
+shortest path, ties broken by ``MOVE_ORDER``.
 """
 
 from __future__ import annotations

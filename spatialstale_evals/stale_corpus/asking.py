@@ -1,4 +1,4 @@
-"""The ``stale`` task's solver (SPEC 8.7): STALE's three probes asked after
+"""The ``stale`` task's solver (docs/specification.md#stale): STALE's three probes asked after
 the record's history, in one of the probe task's conversation modes.
 
 - ``independent`` (default, as STALE upstream): each probe is asked of a

@@ -1,4 +1,4 @@
-"""The STALE corpus (SPEC 8.7): its JSON records read and checked one by one,
+"""The STALE corpus (docs/specification.md#stale): its JSON records read and checked one by one,
 and each record's history as the agent is shown it, trimmed to a token budget.
 
 A record: ``uid``, ``M_old``, ``M_new``, ``explanation``, ``type`` (``T1`` /
@@ -205,7 +205,7 @@ def load_corpus(path: str | Path, strict: bool = True) -> Corpus:
     """
     file = Path(path)
     if not file.is_file():
-        raise CorpusError(f"STALE file {file} not found: pass -T path=<a STALE JSON file> (SPEC 8.7)")
+        raise CorpusError(f"STALE file {file} not found: pass -T path=<a STALE JSON file> (docs/tasks.md#stale)")
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

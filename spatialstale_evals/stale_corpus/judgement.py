@@ -1,4 +1,4 @@
-"""Reading a judge's reply in the ``stale`` task (SPEC 8.7), leniently and
+"""Reading a judge's reply in the ``stale`` task (docs/specification.md#stale), leniently and
 without raising, as ``parsing.py`` reads the agents' replies: pure Python, so
 it can be fuzzed. A dimension without a readable verdict is None (the scorer
 leaves it unscored) and the reason is said."""

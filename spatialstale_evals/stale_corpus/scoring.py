@@ -1,4 +1,4 @@
-"""The ``stale`` task's judge and metrics (SPEC 8.7).
+"""The ``stale`` task's judge and metrics (docs/specification.md#stale).
 
 One judge call per scenario, on the model role ``grader`` (required: there is
 no silent default), grades every asked answer against M_old, M_new and the

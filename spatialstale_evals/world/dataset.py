@@ -10,8 +10,8 @@ sizes of the same benchmark live in sub-folders named after them (``16x16/``,
 ``32x32/``), each a complete dataset folder of its own (verified and loaded
 alone), and the top manifest lists every size the tree holds (``sizes``), so a
 sub-folder missing from an install is an error rather than a smaller benchmark.
-The canonical set keeps 8x8 at its top: the 8x8 paths and checksums are those
-of every earlier release.
+The canonical set keeps 8x8 at its top, with the paths and checksums 8x8 has
+always had, so results and tools that name those files stay valid.
 
 A regime's JSONL longer than ``GZIP_OVER`` bytes (the 32x32 files, 7 MB each)
 is stored gzip-compressed as ``<regime>.jsonl.gz`` (``mtime=0``). Its

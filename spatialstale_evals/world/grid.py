@@ -17,7 +17,7 @@ Grid = tuple[str, ...]
 
 START, FROZEN, HOLE, GOAL = "S", "F", "H", "G"
 CELL_TYPES = (START, FROZEN, HOLE, GOAL)
-#: A cell out of the agent's view in a partial observation (SPEC 8.1, exact).
+#: A cell out of the agent's view in a partial observation (exact: docs/specification.md#partial-observation).
 UNSEEN = "?"
 HOLE_FRACTION = 0.25
 MIN_SIDE = 2

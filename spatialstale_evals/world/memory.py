@@ -29,7 +29,7 @@ WALKS = 20
 WALK_CAP = 50
 
 SAFE, DANGER = "SAFE", "DANGER"
-#: The claim of a distractor note (SPEC 8.4): about no cell, so never stale.
+#: The claim of a distractor note (``distractors``): about no cell, so never stale.
 NOTE = "NOTE"
 DESCRIPTIONS = {
     FROZEN: "Frozen ice - safe to walk",
@@ -161,7 +161,7 @@ def build_memory(g0: Grid, rng: np.random.Generator) -> list[MemoryEntry]:
     return entries
 
 
-# -- distractor notes (SPEC 8.4) -----------------------------------------------
+# -- distractor notes (``distractors``) ----------------------------------------
 
 #: Non-spatial notes, written by us: plausible, about the game or the agent's
 #: own past, never naming a cell, and true whatever the lake does.

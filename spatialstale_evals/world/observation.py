@@ -1,4 +1,4 @@
-"""The text observation (SPEC section 4, exact) and its inverse.
+"""The text observation (exact: docs/specification.md#observations) and its inverse.
 
 The inverse exists for the scripted reference agents and the tests: anything
 that reads our prompts must recover the grid exactly as a model would.

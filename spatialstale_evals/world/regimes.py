@@ -1,5 +1,5 @@
 """The change regimes as deterministic functions of a seed: the paper's three
-(SPEC section 2) and our clean-memory L0 (SPEC 8.2: nothing changes).
+(docs/specification.md#change-regimes) and our clean-memory L0 (nothing changes).
 
 The paper's prose leaves several readings open; the one implemented here is the
 one that reproduces its Table 1 (see docs/dataset.md, "How the change rules were
@@ -21,7 +21,7 @@ read"). In short:
 
 The two bands are calibrations to the paper's 8x8 Table 1 (*our* rules).
 
-Larger grids (SPEC 8.9) scale every count with the area factor ``k = H*W/64``
+Larger grids (docs/specification.md#larger-worlds) scale every count with the area factor ``k = H*W/64``
 by one rule, ``change_scale``, so that each regime's mean stale ratio stays
 within 0.01 of the 8x8 set's (docs/dataset.md, "Larger worlds"); at 8x8 every factor is 1 and
 the draws are exactly the paper-calibrated ones above, so the 8x8 files do
@@ -368,7 +368,7 @@ def validate_regime(regime: str) -> str:
 register_regime(
     Regime(
         "L0",
-        "clean: nothing changes; every entry stays true (our extension, SPEC 8.2)",
+        "clean: nothing changes; every entry stays true (our extension)",
         stream=10,
         draw=lambda g0, rng, budget: (g0, ()),
         clean=True,

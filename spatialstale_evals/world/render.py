@@ -1,5 +1,6 @@
-"""The image observation (SPEC section 4): a colour-coded grid as PNG bytes,
-drawn in one of the rendering styles of SPEC 8.5.
+"""The image observation (docs/specification.md#observations): a colour-coded
+grid as PNG bytes, drawn in one of the rendering styles
+(docs/specification.md#how-the-grid-is-drawn).
 
 The default style is the paper's: 48 px cells (an 8x8 grid is the paper's
 384x384 image; larger grids grow instead of shrinking their labels below
@@ -93,7 +94,7 @@ def _grey(v: int) -> RGB:
 
 BLACK, WHITE, RED = (0, 0, 0), (255, 255, 255), (255, 0, 0)
 PALETTES: dict[str, Palette] = {
-    # The paper's palette (SPEC section 4): F #A8C8E8, H #202020, S #2E8B57, G #DAA520.
+    # The paper's palette (docs/specification.md#observations): F #A8C8E8, H #202020, S #2E8B57, G #DAA520.
     "paper": Palette(
         fills={
             "F": (0xA8, 0xC8, 0xE8),
@@ -141,7 +142,7 @@ if len(FILL_KINDS) != len({(rgb, k) for p in PALETTES.values() for k, rgb in p.f
 
 @dataclass(frozen=True)
 class RenderStyle:
-    """How the grid is drawn (SPEC 8.5); the default is the paper's."""
+    """How the grid is drawn (docs/specification.md#how-the-grid-is-drawn); the default is the paper's."""
 
     palette: PaletteName = "paper"
     labels: bool = True

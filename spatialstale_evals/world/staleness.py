@@ -11,7 +11,8 @@ THAW, FREEZE = "thaw", "freeze"
 
 
 def hazard(kind: str) -> int:
-    """h(H) = 1, h(F) = h(S) = h(G) = 0 (SPEC 1): an entry is stale when its cell's hazard changed."""
+    """h(H) = 1, h(F) = h(S) = h(G) = 0: an entry is stale when its cell's hazard changed
+    (docs/specification.md#the-world)."""
     return 1 if kind == HOLE else 0
 
 

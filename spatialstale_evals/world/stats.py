@@ -1,5 +1,6 @@
 """Stale-ratio statistics of a dataset beside the paper's Table 1 (8x8), and
-of a larger set beside the canonical 8x8 set it was scaled to match (SPEC 8.9)."""
+of a larger set beside the canonical 8x8 set it was scaled to match
+(docs/specification.md#larger-worlds)."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def format_table(stats_by_regime: dict[str, dict[str, float]], cells: int = pape
     return "\n".join(lines)
 
 
-#: SPEC 8.9: a larger set's mean stale ratio per regime stays within this of the 8x8 set's.
+#: Larger worlds: a larger set's mean stale ratio per regime stays within this of the 8x8 set's.
 SIZE_TOLERANCE = 0.01
 
 

@@ -1,4 +1,4 @@
-"""The cells the ``probe`` task asks about (SPEC 8.6), chosen from the instance alone.
+"""The cells the ``probe`` task asks about (docs/specification.md#probe), chosen from the instance alone.
 
 A probe asks about one memory entry at the **final grid** (every change and,
 under L3, every scheduled event applied) with the agent at the start: the
@@ -166,7 +166,7 @@ def placement(target: MemoryEntry, kind: TargetKind, memory: Sequence[MemoryEntr
 
 def choose_targets(instance: Instance, per_kind: int) -> list[Target]:
     """Up to ``per_kind`` stale targets of each kind and as many controls with
-    the same claim (SPEC 8.6: a valid SAFE per stale thaw, a valid DANGER per
+    the same claim (a valid SAFE per stale thaw, a valid DANGER per
     stale freeze; on an instance with nothing stale, as on L0, up to
     ``per_kind`` of each control), ranked by ``target_order``, in ``KINDS``
     order: a function of the instance."""
