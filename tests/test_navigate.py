@@ -793,7 +793,7 @@ def test_registry_name_runs(tmp_path):
 
 def test_each_direction_word_moves_as_the_spec_says():
     """The ``move`` tool's words reach the env through its action ids: each
-    word moves the agent from the centre of an open 3x3 lake by the SPEC's
+    word moves the agent from the centre of an open 3x3 lake by the specification's
     delta (UP row-1, DOWN row+1, LEFT col-1, RIGHT col+1)."""
     from spatialstale_evals.navigation.episode import Episode
     from spatialstale_evals.world.env import DynamicFrozenLakeEnv

@@ -119,8 +119,8 @@ class MatrixSpec:
     @property
     def size_arg(self) -> dict[str, str]:
         """``size`` as a task argument: only when it is not the default, so a
-        default matrix names the same tasks (and report configurations) as
-        before the parameter existed, and its log folders resume."""
+        default matrix names the same tasks (and report configurations) whether
+        or not it names the default size, and its log folders resume."""
         return {} if self.size == NAVIGATE_DEFAULTS["size"] else {"size": self.size}
 
     def crossed(self, family: str) -> Iterator[dict[str, Any]]:
