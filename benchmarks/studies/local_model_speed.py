@@ -1,8 +1,8 @@
 """Tokens per second of the local server's two backends on this machine: the
 prebuilt ``xllamacpp`` wheel (what the [local] extra installs) and
-``llama-cpp-python`` compiled here (what it installed before issue 17).
+``llama-cpp-python`` compiled here (the extra's former backend).
 
-    python benchmarks/local_model_speed.py [--rounds 5] [--threads 2] [--max-tokens 128]
+    python benchmarks/studies/local_model_speed.py [--rounds 5] [--threads 2] [--max-tokens 128]
 
 Needs both installed (``pip install xllamacpp "llama-cpp-python[server]"``) and
 the SmolLM2 weights (``spatialstale local-model start`` fetches them). Both
