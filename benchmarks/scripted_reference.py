@@ -27,26 +27,20 @@ import time
 from pathlib import Path
 
 from spatialstale_evals import cli
+from spatialstale_evals.analysis.layout import TITLES
 
-#: The report's sections printed here, by the start of their heading.
-SECTIONS = (
-    "Detection: precision / recall / F1",
-    "Thaw vs freeze recall",
-    "Navigation: success / death / timeout",
-    "Mean trajectory length by outcome",
-    "Probes: STALE's three dimensions",
-)
+#: The report's tables printed here (``analysis/layout.TITLES`` names their sections).
+TABLES = ("detection", "direction", "navigation", "steps", "probe")
 
 
-def sections(report: str, wanted: tuple[str, ...] = SECTIONS) -> str:
-    """The ``### `` sections of ``report`` whose heading starts with one of
-    ``wanted``, in the report's order, each up to the next heading."""
-    chunks = report.split("\n### ")[1:]
-    found = {w: c for c in chunks for w in wanted if c.startswith(w)}
-    missing = [w for w in wanted if w not in found]
+def sections(report: str, tables: tuple[str, ...] = TABLES) -> str:
+    """The sections of the Markdown ``report`` that hold ``tables``, each from
+    its heading to the next heading."""
+    chunks = {chunk.split("\n", 1)[0]: chunk for chunk in report.split("\n### ")[1:]}
+    missing = [name for name in tables if TITLES[name] not in chunks]
     if missing:
-        raise SystemExit(f"the report has no section {missing}: has it been renamed?")
-    return "\n\n".join("### " + found[w].split("\n## ")[0].strip() for w in wanted)
+        raise SystemExit(f"the report has no {', '.join(missing)} table")
+    return "\n\n".join("### " + chunks[TITLES[name]].split("\n## ")[0].strip() for name in tables)
 
 
 def main() -> int:
