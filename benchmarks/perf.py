@@ -17,8 +17,9 @@ module of ``benchmarks/perfbench/`` whose docstring says how it measures:
   ``--no-log-realtime`` runs both sides as the matrix does, without Inspect's
   realtime sample buffer (a per-event SQLite copy for live viewing).
 - **tokens** (``tokens.py``): per navigation decision and per episode by
-  strategy, per detection instance at B = 1, 10, 20, 64, and a linear fit of
-  an episode's tokens on its steps at ``history=0``.
+  strategy, per detection instance at B = 1, 10, 20, 64 (counted by the
+  matrix's cost model, ``runs/cost.py``), and a linear fit of an episode's
+  tokens on its steps at ``history=0``.
 - **memory** (``memory.py``): peak RSS of a subprocess running the full
   50-seed text ``navigate``, beside one running a single episode.
 - **logs** (``logs.py``): ``.eval`` bytes per episode (observer, and a
@@ -110,7 +111,7 @@ def run_sections(
         step("tokens per navigation decision / episode")
         res["tokens"] = measure_tokens(10 if quick else 50, ["text"] if quick else ["text", "image"], tmp)
         step("tokens per detection instance")
-        res["detect"] = measure_detect(10 if quick else 50, tmp)
+        res["detect"] = measure_detect(10 if quick else 50)
     if "memory" in sections:
         step("peak RSS (subprocesses)")
         res["memory"] = measure_memory(1 if quick else 5, tmp)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialstale_evals import local_model
+from spatialstale_evals.harness.counts import DetectionCounts, NavigationCounts
 
 DEFAULT_LIMIT = 1
 DEFAULT_MAX_STEPS = 10
@@ -207,12 +208,13 @@ def sample_summary(sample: Any) -> str:
     if sample.error is not None:
         return f"error: {str(sample.error.message).splitlines()[0][:200]}"
     nav = navigation_counts([sample])
-    if nav["steps"]:
-        outcome = next((k for k in ("success", "death", "timeout") if nav[k]), "no outcome")
-        return f"{outcome} after {nav['steps']} steps ({nav['move_calls']} move calls, {nav['fallbacks']} fallbacks)"
+    if nav.steps:
+        outcome = next((k for k in ("success", "death", "timeout") if getattr(nav, k)), "no outcome")
+        moves = nav.steps - nav.fallbacks
+        return f"{outcome} after {nav.steps:.0f} steps ({moves:.0f} move calls, {nav.fallbacks:.0f} fallbacks)"
     det = detection_counts([sample])
-    judged = det["entries"] - det["parse_failures"]
-    return f"{det['calls']} audit calls, {judged} of {det['entries']} notes got a usable verdict"
+    judged = det.entries - det.parse_failures
+    return f"{det.calls:.0f} audit calls, {judged:.0f} of {det.entries:.0f} notes got a usable verdict"
 
 
 # -- running --------------------------------------------------------------------
@@ -287,32 +289,19 @@ def _duration(seconds: float) -> str:
 # -- the results ------------------------------------------------------------------
 
 
-def navigation_counts(samples: list[Any]) -> dict[str, int]:
-    """Outcomes and how each decision was taken, from navigate samples."""
-    counts = dict.fromkeys(("success", "death", "timeout", "steps", "move_calls", "fallbacks", "extra_calls"), 0)
-    for sample in samples:
-        for score in (sample.scores or {}).values():
-            rec = score.metadata or {}
-            if "outcome" not in rec:
-                continue
-            counts[rec["outcome"]] = counts.get(rec["outcome"], 0) + 1
-            counts["steps"] += rec["steps"]
-            counts["fallbacks"] += len(rec["fallbacks"])
-            counts["move_calls"] += rec["steps"] - len(rec["fallbacks"])
-            counts["extra_calls"] += rec["extra_calls"]
-    return counts
+def score_values(samples: list[Any]) -> list[dict[str, Any]]:
+    """Every count record (``Score.value``) of ``samples``."""
+    return [score.value for s in samples for score in (s.scores or {}).values() if isinstance(score.value, dict)]
 
 
-def detection_counts(samples: list[Any]) -> dict[str, int]:
-    """Pooled confusion and parse counts from detect samples."""
-    keys = ("tp", "fp", "fn", "tn", "entries", "parse_failures", "calls")
-    counts = dict.fromkeys(keys, 0)
-    for sample in samples:
-        for score in (sample.scores or {}).values():
-            value = score.value if isinstance(score.value, dict) else {}
-            for key in keys:
-                counts[key] += int(value.get(key, 0))
-    return counts
+def navigation_counts(samples: list[Any]) -> NavigationCounts:
+    """Outcomes, steps and fallbacks, summed over navigate samples."""
+    return NavigationCounts.total(score_values(samples))
+
+
+def detection_counts(samples: list[Any]) -> DetectionCounts:
+    """Pooled confusion, parse failures and calls, summed over detect samples."""
+    return DetectionCounts.total(score_values(samples))
 
 
 def _metric_values(log: Any) -> dict[str, float]:
@@ -350,16 +339,16 @@ def results_table(logs: list[Any]) -> str:
         if shown:
             lines.append("  " + ", ".join(shown))
         if spec.task.endswith("detect"):
-            c = detection_counts(log.samples or [])
+            d = detection_counts(log.samples or [])
             lines.append(
-                f"  entries {c['entries']} (tp {c['tp']}, fp {c['fp']}, fn {c['fn']}, tn {c['tn']}), "
-                f"{c['parse_failures']} without a usable verdict, {c['calls']} audit calls"
+                f"  entries {d.entries:.0f} (tp {d.tp:.0f}, fp {d.fp:.0f}, fn {d.fn:.0f}, tn {d.tn:.0f}), "
+                f"{d.parse_failures:.0f} without a usable verdict, {d.calls:.0f} audit calls"
             )
         else:
             c = navigation_counts(log.samples or [])
             lines.append(
-                f"  episodes: {c['success']} success, {c['death']} death, {c['timeout']} timeout; "
-                f"{c['steps']} steps = {c['move_calls']} move calls + {c['fallbacks']} fallbacks"
+                f"  episodes: {c.success:.0f} success, {c.death:.0f} death, {c.timeout:.0f} timeout; "
+                f"{c.steps:.0f} steps = {c.steps - c.fallbacks:.0f} move calls + {c.fallbacks:.0f} fallbacks"
             )
         lines.append(f"  log: {log.location}")
     return "\n".join(lines)

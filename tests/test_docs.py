@@ -1,6 +1,6 @@
 """The documentation's shape: the README is a short front page whose first code
 block is the two set-up commands, every relative link in the README, the
-Changelog, ``datasets/README.md`` and ``docs/`` resolves (to a file, and to a heading by GitHub's
+Changelog, ``datasets/README.md``, ``docs/`` and ``benchmarks/README.md`` resolves (to a file, and to a heading by GitHub's
 anchor rules), the tasks table names every task, and the documented
 ``inspect view bundle`` command builds a viewer from a log folder.
 """
@@ -20,7 +20,13 @@ import spatialstale_evals
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-DOCS = [README, ROOT / "CHANGELOG.md", ROOT / "datasets" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+DOCS = [
+    README,
+    ROOT / "CHANGELOG.md",
+    ROOT / "datasets" / "README.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+    ROOT / "benchmarks" / "README.md",
+]
 
 #: The README's length limit: a front page, as inspect_evals keeps them.
 MAX_README_LINES = 250

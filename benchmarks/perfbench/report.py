@@ -210,15 +210,15 @@ def tokens_section(res: dict[str, Any]) -> list[str]:
 
 
 def detect_section(res: dict[str, Any]) -> list[str]:
-    out = ["### Tokens per detection instance (L1, text, observer)\n"]
+    out = ["### Tokens per detection instance (L1, text, observer; counted by runs/cost.py)\n"]
     out += table(
-        "| B | instances | calls / instance | prompt / instance | completion / instance | total / instance | F1 "
+        "| B | instances | calls / instance | prompt / instance | completion / instance | total / instance "
         "| paper calls | paper tokens |"
     )
     for r in res["detect"]:
         out.append(
             f"| {r['batch_size']} | {r['instances']} | {r['calls']:.1f} | {k(r['input'])} | {k(r['output'])} "
-            f"| {k(r['total'])} | {r['f1']:.3f} | {r['paper_calls'] or '-'} "
+            f"| {k(r['total'])} | {r['paper_calls'] or '-'} "
             f"| {k(r['paper_tokens']) if r['paper_tokens'] else '-'} |"
         )
     out.append("")

@@ -4,8 +4,10 @@
 Per size: generation time per instance, render time and PNG size, the
 prompt tokens of one navigation step (from a real one-decision run, text and
 image), the time to build one step's prompt directly (observation, memory
-view, image; the image cache cleared each time), and the tokens of one L1
-detection instance at B = 10.
+view, image; the image cache cleared each time), and the cost of one L1
+detection instance at B = 10, counted by the matrix's cost model
+(``runs/cost.py``: the detect task's own prompts, the scripted ``observer``'s
+replies).
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from spatialstale_evals.detect import detect
 from spatialstale_evals.harness import observe
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.navigation.episode import Episode
 from spatialstale_evals.navigation.loop import step_message
 from spatialstale_evals.navigation.strategies import STRATEGIES
+from spatialstale_evals.runs.cost import audit_cost, estimate_detect
 from spatialstale_evals.world import dataset as world_dataset
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.instance import Instance
@@ -83,14 +85,15 @@ def prompt_cost(inst: Instance, folder: Path, modality: str, renders: int, log_d
     return {f"nav_prompt_{modality}": usage_of(events[0])[0], f"prompt_build_ms_{modality}": median(times) * 1000}
 
 
-def detect_cost(folder: Path, log_dir: Path) -> dict[str, int]:
-    """One L1 detection instance at B = 10: the first call's prompt, calls, tokens."""
-    task = detect(regime="L1", modality="text", batch_size=10, dataset=str(folder))
-    events = log_model_events(run_eval(task, "spatialstale/observer", log_dir, limit=1).log)
+def detect_cost(folder: Path) -> dict[str, int]:
+    """One L1 detection instance at B = 10 (text): the first call's prompt, calls, tokens."""
+    inst = world_dataset.load(folder, "L1")[0]
+    cost = estimate_detect([inst], modality="text", batch_size=10)
+    first = audit_cost(inst.windows[0].grid, inst.memory[:10], "text", 10)
     return {
-        "audit_prompt_b10": usage_of(events[0])[0],
-        "audit_calls": len(events),
-        "detect_tokens_per_instance": sum(sum(usage_of(e)) for e in events),
+        "audit_prompt_b10": first.input_tokens,
+        "audit_calls": cost.calls,
+        "detect_tokens_per_instance": cost.input_tokens + cost.output_tokens,
     }
 
 
@@ -101,6 +104,6 @@ def measure_scaling(tmp: Path, renders: int) -> list[dict[str, Any]]:
         inst, row = generation_and_render(folder, side, renders)
         for modality in ("text", "image"):
             row.update(prompt_cost(inst, folder, modality, renders, tmp / f"scale-nav-{side}-{modality}"))
-        row.update(detect_cost(folder, tmp / f"scale-detect-{side}"))
+        row.update(detect_cost(folder))
         rows.append(row)
     return rows

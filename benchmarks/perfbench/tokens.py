@@ -5,7 +5,10 @@ instance by batch size, and how an episode's tokens grow with its steps.
   and auditor), from each model event's usage; checked against the score's
   own token count.
 - Per detection instance at B = 1, 10, 20, 64 (L1 text), beside the paper's
-  GPT-4o figures (``spatialstale_evals.paper.DETECTION_COST``).
+  GPT-4o figures (``spatialstale_evals.paper.DETECTION_COST``): counted, not
+  run, by the matrix's cost model (``runs.cost.estimate_detect``: every audit
+  prompt the detect task builds, the reply as the scripted ``observer`` writes
+  it, which is what a run with that agent logs).
 - A least-squares fit tokens = a * steps + b over episodes at ``history=0``
   (agents observer, memory and random, so episode lengths vary from 1 to 50
   steps), and how much a decision's prompt changes within an episode.
@@ -20,9 +23,10 @@ from typing import Any
 from inspect_ai.log import EvalLog
 
 from spatialstale_evals import paper
-from spatialstale_evals.detect import detect
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.navigation.strategies import STRATEGIES as REGISTERED
+from spatialstale_evals.runs.cost import estimate_detect
+from spatialstale_evals.world import dataset
 
 from .runner import linear_fit, mean, model_events, run_eval, usage_of
 
@@ -124,29 +128,25 @@ def measure_tokens(limit: int, modalities: list[str], tmp: Path) -> dict[str, An
     return {"by_strategy": by_strategy, "linear": linear}
 
 
-def measure_detect(limit: int, tmp: Path) -> list[dict[str, Any]]:
-    """Calls and tokens per detection instance (L1 text, observer) by B."""
+def measure_detect(limit: int) -> list[dict[str, Any]]:
+    """Calls and tokens per detection instance (L1 text, the first ``limit``
+    canonical instances) by B, from the matrix's cost model."""
+    instances = dataset.load(None, "L1")[:limit]
     rows = []
     for b in BATCH_SIZES:
-        task = detect(regime="L1", modality="text", batch_size=b)
-        run = run_eval(task, "spatialstale/observer", tmp / f"detect-{b}", limit=limit)
-        samples = run.log.samples or []
-        inputs = [sum(u.input_tokens for u in s.model_usage.values()) for s in samples]
-        outputs = [sum(u.output_tokens for u in s.model_usage.values()) for s in samples]
-        calls = [s.scores["detection_scorer"].value["calls"] for s in samples]
+        cost = estimate_detect(instances, regime="L1", modality="text", batch_size=b)
         paper_calls, paper_tokens = paper.DETECTION_COST.get(b, (None, None))
+        n = len(instances)
         rows.append(
             {
                 "batch_size": b,
-                "instances": len(samples),
-                "calls": mean(calls),
-                "input": mean(inputs),
-                "output": mean(outputs),
-                "total": mean(inputs) + mean(outputs),
-                "f1": run.log.results.scores[0].metrics["f1"].value if run.log.results else float("nan"),
+                "instances": n,
+                "calls": cost.calls / n,
+                "input": cost.input_tokens / n,
+                "output": cost.output_tokens / n,
+                "total": (cost.input_tokens + cost.output_tokens) / n,
                 "paper_calls": paper_calls,
                 "paper_tokens": paper_tokens,
-                "seconds": run.wall_s,
             }
         )
     return rows

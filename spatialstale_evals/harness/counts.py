@@ -17,20 +17,6 @@ from spatialstale_evals.world.grid import FROZEN, Grid
 from spatialstale_evals.world.memory import SAFE, MemoryEntry, flipped
 from spatialstale_evals.world.staleness import FREEZE, THAW
 
-CONFUSION_KEYS = (
-    "tp",
-    "fp",
-    "fn",
-    "tn",
-    "stale_thaw",
-    "stale_freeze",
-    "thaw_flagged",
-    "freeze_flagged",
-    "valid_safe",
-    "valid_safe_flagged",
-    "distractors",
-    "distractors_flagged",
-)
 PARSE_KEYS = (
     "parse_failures",
     "missing",
@@ -44,9 +30,6 @@ PARSE_KEYS = (
 #: entries with a corrected claim, those whose claim is right (the entry is
 #: stale and the claim is what its cell is now), flagged entries without one.
 EDIT_KEYS = ("corrections", "corrections_right", "corrections_missing")
-#: The counts of one detection window, as recorded and as summed per sample
-#: (with ``EDIT_KEYS`` too when the output proposes edits).
-DETECTION_KEYS = (*CONFUSION_KEYS, "entries", *PARSE_KEYS, "calls")
 
 T = TypeVar("T", bound="Counts")
 
@@ -86,7 +69,12 @@ class Counts:
 
 
 @dataclass(frozen=True)
-class DetectionCounts(Counts):
+class ConfusionCounts(Counts):
+    """The entry-level counts of audit windows against the truth (what
+    ``confusion`` counts): the confusion matrix, the stale entries by kind and
+    how many of each were flagged, the valid-SAFE control and the distractor
+    notes."""
+
     tp: float = 0
     fp: float = 0
     fn: float = 0
@@ -99,11 +87,27 @@ class DetectionCounts(Counts):
     valid_safe_flagged: float = 0
     distractors: float = 0
     distractors_flagged: float = 0
+
+
+@dataclass(frozen=True)
+class DetectionCounts(ConfusionCounts):
+    """What the detection metrics and tables sum: the confusion, the entries
+    judged, those without a usable verdict, the proposed corrections and the
+    model calls."""
+
     entries: float = 0
     parse_failures: float = 0
     corrections: float = 0
     corrections_right: float = 0
     corrections_missing: float = 0
+    calls: float = 0
+
+
+#: The keys of ``confusion``'s counts: ``ConfusionCounts``' fields.
+CONFUSION_KEYS = tuple(f.name for f in fields(ConfusionCounts) if f.name != "n")
+#: The counts of one detection window, as recorded and as summed per sample
+#: (with ``EDIT_KEYS`` too when the output proposes edits).
+DETECTION_KEYS = (*CONFUSION_KEYS, "entries", *PARSE_KEYS, "calls")
 
 
 @dataclass(frozen=True)

@@ -251,32 +251,32 @@ def memory_only_belief(prompt: Prompt, observed: Grid, goal: Cell) -> Grid:
 
 #: Each planning agent: the grid it believes in, and what it steps on (the
 #: memory agent's belief writes every SAFE claim, the start's too, as ice).
-PLANNERS: dict[str, tuple[Callable[[Prompt, Grid, Cell], Grid], set[str]]] = {
+BELIEFS: dict[str, tuple[Callable[[Prompt, Grid, Cell], Grid], set[str]]] = {
     "observer": (observer_belief, SEEN_SAFE | {UNSEEN}),
     "memory": (memory_only_belief, {FROZEN, GOAL}),
     "mixed": (mixed_belief, SEEN_SAFE | {UNSEEN}),
 }
 #: Every scripted agent (``spatialstale/<policy>``).
-POLICIES = (*PLANNERS, "random")
+POLICIES = (*BELIEFS, "random")
 
 
 def move_choice(policy: str, prompt: Prompt, seed: int = 0, salt: object = None) -> str:
     """The direction the policy moves in."""
     agent, goal = position(prompt)
     observed = read_grid(prompt)
-    if policy not in PLANNERS:
+    if policy not in BELIEFS:
         return random_move(prompt, observed, agent, seed, salt)
-    believe, passable = PLANNERS[policy]
+    believe, passable = BELIEFS[policy]
     return plan(believe(prompt, observed, goal), agent, goal, passable)
 
 
 def _believed_safe(policy: str, prompt: Prompt, cell: Cell, seed: int, salt: object) -> bool:
     """Whether the policy would step on ``cell``: on its belief (observer: the
     observation, memory: its entries, mixed: both), or a coin for ``random``."""
-    if policy not in PLANNERS:
+    if policy not in BELIEFS:
         return _rng(seed, salt, prompt.text).random() < 0.5
     _, goal = position(prompt)
-    believe, passable = PLANNERS[policy]
+    believe, passable = BELIEFS[policy]
     return believe(prompt, read_grid(prompt), goal)[cell[0]][cell[1]] in passable - {UNSEEN}
 
 

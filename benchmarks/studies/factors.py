@@ -2,7 +2,7 @@
 each memory style, framing and number of distractor notes, and the PNG size
 and render time of each rendering variant.
 
-    python benchmarks/factors.py [--seeds 50] [--renders 200]
+    python benchmarks/studies/factors.py [--seeds 50] [--renders 200]
 
 Tokens are counted as the scripted provider counts them (ceil(characters / 4),
 ``scripted/api.py``) on the first step's prompt the navigate task builds

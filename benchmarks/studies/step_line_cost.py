@@ -1,9 +1,10 @@
-"""What one transcript line per navigation step costs.
+"""What one transcript line per navigation step costs (docs/performance.md,
+"What the extra is").
 
-    python benchmarks/step_line_cost.py [--pairs 9] [--samples 50] [--calls 14]
+    python benchmarks/studies/step_line_cost.py [--pairs 9] [--samples 50] [--calls 14]
 
 The navigate loop logs one ``transcript().info`` string per step
-(``harness/episode.step_line``) after the step's model call. Its cost is too
+(``navigation/episode.step_line``) after the step's model call. Its cost is too
 small to resolve in ``benchmarks/perf.py``'s overhead ratio on a shared
 machine (the pairs there spread by +-20 %), so this measures it alone: the
 bare Inspect loop of ``perfbench/overhead.py`` (``--samples`` samples of
@@ -18,8 +19,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 from pathlib import Path
+
+# The bare loop and its provider are perf.py's, in ``benchmarks/perfbench``.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample

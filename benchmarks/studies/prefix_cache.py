@@ -3,7 +3,7 @@ prefixes"): for every model call, the share of its input that equals the start
 of the previous call's input in the same sample, per task, modality and kind
 of call.
 
-    python benchmarks/prefix_cache.py [--seeds 10]
+    python benchmarks/studies/prefix_cache.py [--seeds 10]
 
 The calls are the ones the tasks make (scripted ``observer``, logs read back
 with their attachments resolved),

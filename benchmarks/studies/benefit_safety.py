@@ -2,7 +2,7 @@
 matters (scripted)"): the benefit of memory on the clean regime L0 and its
 price on L2, under full and partial observability, with the filter modes.
 
-    python benchmarks/benefit_safety.py [--radii none,0,1,2] [--seeds 50] [--log-dir logs/benefit-safety]
+    python benchmarks/studies/benefit_safety.py [--radii none,0,1,2] [--seeds 50] [--log-dir logs/benefit-safety]
 
 The ``mixed`` agent (observation where it sees, its memory view elsewhere; a
 perfect auditor of what it sees) plays every configuration on the canonical

@@ -2,7 +2,7 @@
 proposed correction (``filter_mode=correct``) beat deleting the flagged entry
 (``delete``, the paper) for the scripted navigators?
 
-    python benchmarks/edit_repair.py [--seeds 50] [--regimes L1 L2 L3]
+    python benchmarks/studies/edit_repair.py [--seeds 50] [--regimes L1 L2 L3]
 
 Each cell runs the navigate task twice on the same seeds, ``delete`` and
 ``correct``, with ``omcd`` (``output=edit``, the scripted ``observer`` as the

@@ -2,7 +2,7 @@
 prebuilt ``xllamacpp`` wheel (what the [local] extra installs) and
 ``llama-cpp-python`` compiled here (the alternative it was chosen over).
 
-    python benchmarks/local_model_speed.py [--rounds 5] [--threads 2] [--max-tokens 128]
+    python benchmarks/studies/local_model_speed.py [--rounds 5] [--threads 2] [--max-tokens 128]
 
 Needs both installed (``pip install xllamacpp "llama-cpp-python[server]"``) and
 the SmolLM2 weights (``spatialstale local-model start`` fetches them). Both
