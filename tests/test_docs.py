@@ -1,7 +1,7 @@
 """The documentation's shape: the README is a short front page whose first code
 block is the two set-up commands, every relative link in the README, the
-Changelog, ``datasets/README.md``, ``docs/`` and ``benchmarks/README.md`` resolves (to a file, and to a heading by GitHub's
-anchor rules), the tasks table names every task, and the documented
+Changelog, ``datasets/README.md``, ``docs/`` and ``benchmarks/README.md``
+resolves (to a file, and to a heading by GitHub's anchor rules), the tasks table names every task, and the documented
 ``inspect view bundle`` command builds a viewer from a log folder.
 """
 
