@@ -220,7 +220,7 @@ agent should step on it."""
 
 # -- the stale task (SPEC 8.7): STALE's corpus; its own version, so adding it changed no other prompt --
 
-STALE_PROMPT_VERSION = "1.0"
+STALE_PROMPT_VERSION = "1.1"
 #: The agent's system message: who it is and what the earlier turns are. Like
 #: the navigator's default it says nothing about memory going out of date.
 STALE_SYSTEM = """\
@@ -247,7 +247,9 @@ criterion:
   on the state, without mentioning it. Pass if the recommended action fits the new state. Fail if it
   fits only the old state, or is too vague to tell.
 
-Judge only what each answer says, against these criteria, not its style or length.
+Judge only what each answer says, against these criteria, not its style or length. An answer
+marked as cut off stopped at a length limit before it finished: judge what it says; a criterion
+the cut leaves undecided fails.
 Reply with JSON only, one entry per question asked, for example:
 {"dim1_eval": {"reasoning": "one or two sentences", "pass": true}, "dim2_eval": {"reasoning": "...", "pass": false}}"""
 #: The judge's user message: the truth, then each question asked with its answer
@@ -263,6 +265,9 @@ Grade {dimensions}."""
 STALE_JUDGE_PAIR = """\
 <{dimension}_question>{query}</{dimension}_question>
 <{dimension}_answer>{answer}</{dimension}_answer>"""
+#: Put after a pair whose answer a length limit cut (its stop reason ``max_tokens`` / ``model_length``).
+STALE_JUDGE_CUT = """
+<{dimension}_note>This answer was cut off at a length limit before it finished.</{dimension}_note>"""
 
 #: A sample's placeholder input (what ``inspect view`` lists; the solvers build
 #: the real prompts).
