@@ -251,6 +251,39 @@ def test_junk_replies_are_counted_never_fatal(tmp_path) -> None:
     assert {"refusal", "answered about another cell", "no JSON object with 'state'"} <= problems
 
 
+class EmptyOrCut(ScriptedAPI):
+    """Replies ``""`` to every probe (model ``observer``), or a valid-looking start cut by ``max_tokens``
+    (model ``memory``; the scripted provider accepts only its policies' names)."""
+
+    async def generate(self, input, tools, tool_choice, config):  # type: ignore[no-untyped-def]
+        if self.model_name == "observer":
+            return text_output(self.model_name, "", 1)
+        out = text_output(self.model_name, '{"cell": [1, 2], "state": "SA', 1)
+        out.choices[0].stop_reason = "max_tokens"
+        return out
+
+
+@modelapi(name="emptyorcut")
+def _empty_or_cut() -> type[EmptyOrCut]:
+    return EmptyOrCut
+
+
+def test_empty_and_cut_replies_are_counted_per_dimension(tmp_path) -> None:
+    from spatialstale_evals.analysis.report import build_report
+
+    for name, flag in (("observer", "empty_answers"), ("memory", "truncated_answers")):
+        log = run(probe(regime="L1"), f"emptyorcut/{name}", tmp_path / name, limit=1)
+        asked = [r for r in probes(log) if r["outcome"] != "skipped"]
+        assert asked and all(r["outcome"] == "unparseable" for r in asked)
+        other = "truncated_answers" if flag == "empty_answers" else "empty_answers"
+        assert metric(log, flag) == len(asked) and metric(log, other) == 0
+        table = build_report(tmp_path / name, tmp_path / f"{name}-out").tables["probe"]
+        ours = table[~table["config"].str.startswith("reference")].set_index("dimension")
+        for dim in ("explicit", "premise", "implicit"):
+            assert ours.loc[dim, flag] == sum(r["dimension"] == dim for r in asked)
+            assert ours.loc[dim, other] == 0
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -244,6 +244,8 @@ SPECS: dict[str, Spec] = {
         ("thaw_acc", "thaw", f3),
         ("freeze_acc", "freeze", f3),
         ("unparseable", "unparseable", f3),
+        ("empty_answers", "empty answers", integer),
+        ("truncated_answers", "cut answers", integer),
         ("skipped", "skipped", integer),
     ],
     "stale": [

@@ -59,6 +59,7 @@ from inspect_ai.util import JSONSchema
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.counts import ratio
+from spatialstale_evals.harness.parsing import CUT_STOP_REASONS
 from spatialstale_evals.harness.schemas import flag, obj, response_config, text
 from spatialstale_evals.harness.stale_corpus import STALE_DIMENSIONS, STALE_TYPES
 from spatialstale_evals.harness.stale_judgement import StaleJudgement, judge_key, parse_stale_judgement
@@ -86,10 +87,6 @@ def require_grader() -> None:
 def cell_key(dimension: str, conflict_type: str) -> str:
     """The score key of one dimension x conflict type: ``dim2_T1``."""
     return f"{dimension}_{conflict_type}"
-
-
-#: The stop reasons of an answer cut at a length limit (the output's, or the context window's).
-CUT_STOP_REASONS = frozenset({"max_tokens", "model_length"})
 
 
 def is_empty(answer: Mapping[str, Any]) -> bool:
