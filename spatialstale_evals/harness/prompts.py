@@ -196,7 +196,9 @@ INVALID_DIRECTION = "invalid direction {value!r}"
 
 # -- the probe task (SPEC 8.6): its own version, so adding it changed no other prompt --
 
-PROBE_PROMPT_VERSION = "1.1"
+#: The version of the probe prompts and of the targets they ask about (``world/targets.py``):
+#: bumped when either changes, recorded in the task metadata and every probe record.
+PROBE_PROMPT_VERSION = "1.2"
 #: Every probe's system message: the navigator's rules, then what a probe asks
 #: (no line about memory: like the navigator's default, it gives nothing away).
 PROBE_TURN = """\
