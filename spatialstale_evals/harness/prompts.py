@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-PROMPT_VERSION = "2.2"
+PROMPT_VERSION = "2.3"
 
 #: What each cell type is, in the colour key of an image caption (``?`` only
 #: in an image with cells out of view).
@@ -166,6 +166,9 @@ FILTER_MARK = "[{id}] UNKNOWN at ({row},{col}): this note was found out of date;
 FILTER_MARK_NOTE = "[{id}] UNKNOWN: this note was found out of date"
 #: ``history``: appended to a contradicted entry, kept as written.
 FILTER_HISTORY = " [out of date: contradicted by what was seen at step {step}]"
+#: ``history`` under ``oracle``: the ground truth, not an observation, found it out of date
+#: (under partial observation its cell may never have been in view).
+FILTER_HISTORY_TRUTH = " [out of date as of step {step}: told by the ground truth, not by an observation]"
 #: ``correct``: a contradicted entry rewritten with the corrected claim (SPEC 8.8),
 #: then this label with the claim it was written with.
 FILTER_CORRECTED = " [corrected at step {step}: written as {claim}, out of date]"
