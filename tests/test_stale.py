@@ -8,6 +8,7 @@ and re-judging a log with ``inspect score``."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
 import subprocess
@@ -389,8 +390,9 @@ def test_inspect_score_rejudges_a_log_with_another_grader(tmp_path: Path) -> Non
     table = build_report(out.parent, tmp_path / "report").tables["stale"]
     ours = table[table["model"] == "spatialstale/stale-aware"]
     # the header still names the first grader; the scores say who judged
+    sha = hashlib.sha256(MINI.read_bytes()).hexdigest()
     assert set(ours["judged_by"]) == {"spatialstale/judge"} and set(ours["config"]) == {
-        f"path={MINI}, grader=spatialstale/observer"
+        f"corpus=sha256:{sha[:12]}, grader=spatialstale/observer"
     }
 
 
@@ -673,3 +675,25 @@ def test_overall_is_nan_unless_all_six_cells_were_judged(tmp_path: Path) -> None
     table = build_report(tmp_path, tmp_path / "out").tables["stale"]
     overall = table[(table["dimension"] == "overall") & ~table["config"].str.startswith("reference")].iloc[0]
     assert math.isnan(overall["accuracy"]) and overall["missing_cells"] == 3
+
+
+def test_two_corpora_with_different_contents_at_one_path_are_never_pooled(tmp_path: Path) -> None:
+    """The same path, read twice with different contents: two rows, each with its own records;
+    the same content read from a second path pools with the first."""
+    from spatialstale_evals.analysis.report import build_report
+
+    corpus, logs = tmp_path / "corpus.json", tmp_path / "logs"
+    versions = [RAW, RAW[:2]]
+    for i, records in enumerate(versions):
+        corpus.write_text(json.dumps(records), encoding="utf-8")
+        run(logs / str(i), path=corpus)
+    copy_path = tmp_path / "elsewhere.json"
+    copy_path.write_text(json.dumps(RAW[:2]), encoding="utf-8")
+    run(logs / "copy", path=copy_path)
+    table = build_report(logs, tmp_path / "out").tables["stale"]
+    overall = table[(table["dimension"] == "overall") & ~table["config"].str.startswith("reference")]
+    shas = [hashlib.sha256(json.dumps(r).encode("utf-8")).hexdigest() for r in versions]
+    expected = {
+        f"corpus=sha256:{sha[:12]}, grader=spatialstale/judge": len(records) for sha, records in zip(shas, versions)
+    }
+    assert dict(zip(overall["config"], overall["scenarios"])) == expected
