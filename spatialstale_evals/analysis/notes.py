@@ -9,10 +9,14 @@ from spatialstale_evals.analysis.stats import METHOD_NOTES
 
 NOTES = {
     "benefit": (
-        "The Memory Trust Gap's benefit suite: on L0 nothing changes, so every entry is true and memory can only "
-        "help. Under the paper's full observability it cannot (the observation already shows everything); with a "
-        "view radius (config view_radius=r) memory is the only source about cells out of view. p (Holm): the "
-        "paired test of success on the seeds, from the Wilcoxon table."
+        "Memory (every entry as written, no_filter) against none (no_memory), per regime, full observation "
+        "first and then each view radius (config view_radius=r). On L0 nothing changes, so every entry is true "
+        "and memory can only help: under full observability it cannot (the observation already shows "
+        "everything); with a view radius memory is the only source about cells out of view. On L1-L3 the same "
+        "comparison is stale memory's net worth: under full observation it can only hurt (deaths on stale SAFE "
+        "entries), under partial observation it may still help more than it costs. 'memory helps / harms' says which, "
+        "or harms by success, then by deaths. p (Holm): the paired test of success on the seeds, from the "
+        "Wilcoxon table."
     ),
     "safety": (
         "Its safety suite: on L1-L3 the observation is the authority and a stale entry can only mislead. "
