@@ -3,7 +3,7 @@ matters (scripted)"): the benefit of memory on the clean regime L0 and its
 price on L2, under full and partial observability, with the filter modes.
 
     python benchmarks/benefit_safety.py [--radii none,0,1,2] [--seeds 50] [--agents mixed,memory]
-        [--log-dir logs/benefit-safety]
+        [--no-safety] [--log-dir logs/benefit-safety]
 
 The scripted agents play every configuration on the canonical seeds, text,
 one episode each: ``mixed`` (observation where it sees, its memory view
@@ -57,13 +57,14 @@ def main() -> None:
     parser.add_argument("--radii", default="none,0,1,2", help="view radii, comma-separated (none: full)")
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--agents", default="mixed,memory", help="scripted agents, comma-separated")
+    parser.add_argument("--no-safety", action="store_true", help="only the benefit runs (no audited arms)")
     parser.add_argument("--log-dir", default="logs/benefit-safety")
     args = parser.parse_args()
     radii = [None if r == "none" else int(r) for r in args.radii.split(",")]
     began = time.perf_counter()
     logs, runs = [], 0
     for agent in args.agents.split(","):
-        tasks = configurations(radii, safety=agent == AGENT)
+        tasks = configurations(radii, safety=agent == AGENT and not args.no_safety)
         runs += len(tasks)
         logs += inspect_eval(
             [navigate(epochs=1, **r) for r in tasks],
@@ -76,7 +77,7 @@ def main() -> None:
     assert all(log.status == "success" for log in logs), [log.error for log in logs if log.error]
     with tempfile.TemporaryDirectory() as out:
         report = build_report(args.log_dir, out)
-    for name in ("benefit", "safety"):
+    for name in ("benefit",) if args.no_safety else ("benefit", "safety"):
         print(f"**{name.capitalize()}** ({report.tables[name].shape[0]} rows)\n\n{report.rendered[name]}\n")
     episodes = sum(len(log.samples or []) for log in logs)
     print(f"{runs} tasks, {episodes} episodes, {time.perf_counter() - began:.0f} s")
