@@ -116,8 +116,11 @@ def stale(
             the relevant ones.
         strict: Stop at the first bad record (default), or skip bad records
             and count them in the log (``records_skipped``).
-        hub_revision: The dataset revision ``source=hub`` downloads (the
-            commit it resolved to is logged as ``hub_commit``).
+        hub_revision: The dataset revision ``source=hub`` downloads: the
+            default ``main`` is a branch that can move, so pass a commit to
+            pin the corpus (the commit it resolved to is logged as
+            ``hub_commit``, and the file's SHA-256, which the report groups
+            runs by, as ``file_sha256``).
         structured_output: Pass the verdict schema as Inspect's ``response_schema``
             with the judge's call (the agent's answers are free text).
     """

@@ -735,3 +735,36 @@ def test_samples_stopped_by_a_limit_are_scored_and_reported(tmp_path: Path) -> N
     assert all(s.scores["detection_scorer"].value["windows"] < 2 for s in det.samples)
     report = build_report(log_dir, tmp_path / "report")
     assert (tmp_path / "report" / "REPORT.md").exists() and report.tables
+
+
+# -- the order of configurations -------------------------------------------------------------
+
+
+def test_configurations_sort_by_the_type_of_their_values_not_as_text() -> None:
+    """Labels as ``config_label`` writes them, shuffled; the expected order is written out here:
+    the defaults first, names alphabetically, numbers numerically, registry values in declared order."""
+    import random
+
+    import pandas as pd
+
+    from spatialstale_evals.analysis.tables import sort_table
+
+    expected = [
+        "",
+        *[f"batch_size={b}" for b in (1, 5, 10, 20, 64)],
+        *[f"distractors={d}" for d in (2, 8, 16)],
+        "distractors=16, grader=openai/gpt-4o",
+        *[f"filter_mode={m}" for m in ("delete", "mark", "history")],  # harness/memory_view.FilterMode's order
+        "view_radius=None",
+        *[f"view_radius={r}" for r in (0, 1, 2, 10)],
+    ]
+    shuffled = expected[:]
+    random.Random(4).shuffle(shuffled)
+    df = pd.DataFrame(
+        {"model": "m", "config": shuffled, "regime": "L1", "levels": shuffled, "value": range(len(shuffled))}
+    )
+    assert list(sort_table(df)["config"]) == expected
+    by_levels = sort_table(df.assign(config="")).drop(columns="config")
+    assert list(by_levels["levels"]) == expected
+    two_models = pd.concat([df.assign(model="b"), df.assign(model="a")])
+    assert list(sort_table(two_models)["config"]) == expected * 2

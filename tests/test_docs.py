@@ -254,3 +254,22 @@ def test_view_bundle_builds_from_a_log_folder(tmp_path: Path) -> None:
     names = sorted(Path(info.name).name for info in list_eval_logs(str(logs_dir)))
     assert sorted(p.name for p in (out / "logs").glob("*.eval")) == names
     assert all(name in (out / "logs" / "listing.json").read_text(encoding="utf-8") for name in names)
+
+
+#: A version the docs state by its constant's name: ``PROBE_PROMPT_VERSION` 1.1`.
+VERSION_STATED = re.compile(r"`(?:prompts\.)?([A-Z][A-Z_]*VERSION)`\s*(?:is\s+|=\s*)?`?(\d+(?:\.\d+)+)`?")
+
+
+def test_every_version_the_docs_state_is_the_codes() -> None:
+    """The Changelog is history and left out; every other page's stated version is read from the code."""
+    from spatialstale_evals.harness import prompts
+
+    stated = [
+        (path.name, name, value)
+        for path in DOCS
+        if path.name != "CHANGELOG.md"
+        for name, value in VERSION_STATED.findall(path.read_text(encoding="utf-8"))
+    ]
+    assert {"PROBE_PROMPT_VERSION", "STALE_PROMPT_VERSION"} <= {name for _, name, _ in stated}
+    wrong = [(page, name, value, getattr(prompts, name, None)) for page, name, value in stated]
+    assert [w for w in wrong if w[2] != w[3]] == []

@@ -98,3 +98,38 @@ def test_benefit_and_safety_tables_equal_the_samples(tmp_path: Path) -> None:
     assert safety["omcd[history]"]["p_success"] == pytest.approx(
         float(holm[holm["a"] == "no_filter"]["pvalue_holm"].iloc[0]), nan_ok=True
     )
+
+
+def test_benefit_table_sets_full_observation_beside_each_radius_on_stale_regimes(tmp_path: Path) -> None:
+    """Memory against none on a stale regime, full observation and radius 1, from the samples;
+    rows by regime, full first; 'helps' / 'harms' by success, then deaths (counted here)."""
+    runs = [(r, g, s) for r in (1, None) for g in ("L1", "L0") for s in ("no_filter", "no_memory")]
+    logs = inspect_eval(
+        [navigate(view_radius=r, regime=g, strategy=s, epochs=1) for r, g, s in runs],
+        model="spatialstale/memory",
+        log_dir=str(tmp_path / "logs"),
+        limit=4,
+        display="none",
+    )
+    pct = {}
+    for (r, g, s), log in zip(runs, logs):
+        values = [x.scores["navigation_scorer"].value for x in log.samples]
+        pct[(r, g, s)] = {k: 100 * sum(v[k] for v in values) / len(values) for k in ("success", "death")}
+    table = build_report(tmp_path / "logs", tmp_path / "out").tables["benefit"]
+    rows = table.to_dict("records")
+    assert [(row["regime"], row["observation"]) for row in rows] == [
+        ("L0", "full"), ("L0", "radius 1"), ("L1", "full"), ("L1", "radius 1")
+    ]  # fmt: skip
+    for row in rows:
+        r = None if row["observation"] == "full" else 1
+        with_, without = pct[(r, row["regime"], "no_filter")], pct[(r, row["regime"], "no_memory")]
+        assert (row["success_with"], row["success_without"]) == (with_["success"], without["success"])
+        assert (row["death_with"], row["death_without"]) == (with_["death"], without["death"])
+        if with_["success"] != without["success"]:
+            expected = "helps" if with_["success"] > without["success"] else "harms"
+        elif with_["death"] != without["death"]:
+            expected = "helps" if with_["death"] < without["death"] else "harms"
+        else:
+            expected = "no difference"
+        assert row["net"] == expected
+        assert row["memory"] == ("true (nothing stale)" if row["regime"] == "L0" else "stale entries")

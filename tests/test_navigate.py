@@ -681,6 +681,21 @@ def test_history_two_grows_to_a_cap(tmp_path):
     assert max(lengths[2:]) - min(lengths[2:]) <= 10
 
 
+@pytest.mark.parametrize("k", range(7))
+def test_history_k_keeps_exactly_the_last_k_turns_from_the_first_step(k, tmp_path):
+    """Each earlier turn is the step's user message, the navigator's move call and the tool's
+    result (3 messages): step i is sent the system, min(i, k) whole turns, and its own user message."""
+    (log,) = run(
+        navigate(regime="L1", strategy="no_filter", history=k, epochs=1), mock(bump_navigator()), tmp_path, limit=1
+    )
+    navs = model_events(read_eval_log(log.location).samples[0], navigator=True)
+    assert len(navs) == MAX_STEPS
+    assert [len(e.input) for e in navs] == [2 + 3 * min(i, k) for i in range(MAX_STEPS)]
+    for i, e in enumerate(navs):  # the kept turns are the latest: their step lines count down to this one's
+        users = [m.text for m in e.input if isinstance(m, ChatMessageUser) and "Row 0:" in m.text]
+        assert len(users) == min(i, k) + 1
+
+
 def test_l3_prompt_shows_the_grid_after_each_event(bump_l3_log):
     changed = 0
     for sample in bump_l3_log.samples:

@@ -331,8 +331,29 @@ def test_filter_modes_keep_ids_and_order_with_their_exact_strings(tmp_path: Path
                         f"[{m['id']}] UNKNOWN at ({m['row']},{m['col']}): this note was found out of date; "
                         "what the cell is now is unknown"
                     )
-                else:
-                    assert line == m["text"] + " [out of date: contradicted by what was seen at step 0]"
+                else:  # the oracle's authority is the ground truth, not a sighting
+                    label = " [out of date as of step 0: told by the ground truth, not by an observation]"
+                    assert line == m["text"] + label
+
+
+def test_oracle_history_at_radius_one_claims_no_sighting_that_did_not_happen(tmp_path: Path) -> None:
+    """At step 0 with view_radius=1 the agent has seen the 2x2 corner around (0,0): no entry outside
+    it may say it was contradicted by what was seen; every stale entry says the ground truth found it."""
+    data = rows("L2")
+    log = run(tmp_path, "spatialstale/mixed", limit=3, regime="L2", strategy="oracle", filter_mode="history",
+              view_radius=1)  # fmt: skip
+    checked = 0
+    for sample in log.samples:
+        row = data[sample.id]
+        lines = dict(zip([m["id"] for m in row["memory"]], memory_section(step_prompts(sample)[0])))
+        for m in row["memory"]:
+            line, in_view = lines[m["id"]], seen((0, 0), (m["row"], m["col"]), 1)
+            assert "what was seen" not in line or in_view, line
+            stale = (m["claim"] == "DANGER") != (row["grid"][m["row"]][m["col"]] == "H")
+            suffix = " [out of date as of step 0: told by the ground truth, not by an observation]"
+            assert line == m["text"] + (suffix if stale else ""), line
+            checked += stale and not in_view
+    assert checked, "some stale entry lies outside the window"
 
 
 def test_filter_modes_only_for_strategies_that_judge() -> None:

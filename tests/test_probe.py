@@ -4,6 +4,7 @@ one-sided agents, the conversation modes, junk replies and bad parameters."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import deque
 from pathlib import Path
@@ -184,6 +185,88 @@ def test_one_sided_agents_score_chance_on_every_dimension(tmp_path) -> None:
     assert metric(log, "implicit_balanced") == 0.5
 
 
+# -- blind answers score 0.5 on the canonical instances -------------------------------------
+
+
+@functools.cache
+def canonical_targets(regime: str) -> list[tuple]:
+    """Every target of the 50 canonical instances (3 per kind, the task's default), with its truth now."""
+    from spatialstale_evals.world.targets import choose_targets
+
+    found = []
+    for inst in dataset.load(None, regime):
+        final = inst.final_grid()
+        found += [(t, final[t.cell[0]][t.cell[1]] != "H") for t in choose_targets(inst, 3)]
+    return found
+
+
+def blind_balanced(regime: str, answer) -> dict[str, float]:
+    """Balanced accuracy per dimension of an agent that answers without looking, over the 50
+    canonical instances of ``regime``, counted here from the targets and the rules of SPEC 8.6:
+    explicit by the cell's truth, premise and implicit by stale vs control; a move passes when it
+    steps onto the target exactly when the target is safe now. ``answer(dimension, target, safe_now,
+    stale)`` is the chance (0..1) that the agent's answer passes, so a random mover is its expectation."""
+    tally = {d: {c: [0.0, 0] for c in ("a", "b")} for d in ("explicit", "premise", "implicit")}
+    for t, safe_now in canonical_targets(regime):
+        stale = t.kind in STALE
+        asks = {"explicit": "a" if safe_now else "b", "premise": "a" if stale else "b"}
+        if t.entry.claim == "SAFE" and t.placement is not None:
+            asks["implicit"] = "a" if stale else "b"
+        for dim, cls in asks.items():
+            tally[dim][cls][0] += answer(dim, t, safe_now, stale)
+            tally[dim][cls][1] += 1
+    return {d: (c["a"][0] / c["a"][1] + c["b"][0] / c["b"][1]) / 2 for d, c in tally.items()}
+
+
+def mover(direction: str | None):
+    """A mover that always moves ``direction`` (None: each of the four with chance 1/4)."""
+
+    def passes(dim: str, t, safe_now: bool, stale: bool) -> float:
+        if dim != "implicit":
+            return 0.0
+        lands = {d: (t.placement[0] + dr, t.placement[1] + dc) == t.cell for d, (dr, dc) in MOVES.items()}
+        chosen = [direction] if direction else list(MOVES)
+        return sum(lands[d] == safe_now for d in chosen) / len(chosen)
+
+    return passes
+
+
+@pytest.mark.parametrize("regime", ["L1", "L2", "L3"])
+def test_blind_answers_score_chance_on_the_canonical_instances(regime: str) -> None:
+    for direction in (*MOVES, None):
+        score = blind_balanced(regime, mover(direction))["implicit"]
+        assert score == pytest.approx(0.5, abs=0.03), (regime, direction or "random", score)
+    constant = {
+        "always DANGER": lambda dim, t, safe_now, stale: float(not safe_now),
+        "always SAFE": lambda dim, t, safe_now, stale: float(safe_now),
+        "always premise false": lambda dim, t, safe_now, stale: float(stale),
+        "always premise true": lambda dim, t, safe_now, stale: float(not stale),
+    }
+    for name, answer in constant.items():
+        dim = "explicit" if "premise" not in name else "premise"
+        assert blind_balanced(regime, answer)[dim] == pytest.approx(0.5, abs=0.03), (regime, name)
+
+
+class AlwaysRight(ScriptedAPI):
+    """Moves RIGHT whatever it sees; answers DANGER / premise false to the questions."""
+
+    async def generate(self, input, tools, tool_choice, config):  # type: ignore[no-untyped-def]
+        if tools:
+            return ModelOutput.for_tool_call(self.model_name, "move", {"direction": "RIGHT"})
+        text = '{"state": "DANGER", "premise_holds": false, "reason": "blind"}'
+        return text_output(self.model_name, text, count_input_tokens(input, tools))
+
+
+@modelapi(name="alwaysright")
+def _always_right() -> type[AlwaysRight]:
+    return AlwaysRight
+
+
+def test_a_blind_mover_scores_chance_through_the_task(tmp_path) -> None:
+    log = run(probe(regime="L1", dimensions="implicit"), "alwaysright/observer", tmp_path, limit=2)
+    assert metric(log, "implicit_balanced") == 0.5
+
+
 # -- conversations ------------------------------------------------------------------------
 
 
@@ -249,6 +332,39 @@ def test_junk_replies_are_counted_never_fatal(tmp_path) -> None:
     assert metric(log, "state_resolution") == 0.0 and metric(log, "premise_control") == 0.0
     problems = {re.sub(r":.*", "", r["problem"]) for r in asked}
     assert {"refusal", "answered about another cell", "no JSON object with 'state'"} <= problems
+
+
+class EmptyOrCut(ScriptedAPI):
+    """Replies ``""`` to every probe (model ``observer``), or a valid-looking start cut by ``max_tokens``
+    (model ``memory``; the scripted provider accepts only its policies' names)."""
+
+    async def generate(self, input, tools, tool_choice, config):  # type: ignore[no-untyped-def]
+        if self.model_name == "observer":
+            return text_output(self.model_name, "", 1)
+        out = text_output(self.model_name, '{"cell": [1, 2], "state": "SA', 1)
+        out.choices[0].stop_reason = "max_tokens"
+        return out
+
+
+@modelapi(name="emptyorcut")
+def _empty_or_cut() -> type[EmptyOrCut]:
+    return EmptyOrCut
+
+
+def test_empty_and_cut_replies_are_counted_per_dimension(tmp_path) -> None:
+    from spatialstale_evals.analysis.report import build_report
+
+    for name, flag in (("observer", "empty_answers"), ("memory", "truncated_answers")):
+        log = run(probe(regime="L1"), f"emptyorcut/{name}", tmp_path / name, limit=1)
+        asked = [r for r in probes(log) if r["outcome"] != "skipped"]
+        assert asked and all(r["outcome"] == "unparseable" for r in asked)
+        other = "truncated_answers" if flag == "empty_answers" else "empty_answers"
+        assert metric(log, flag) == len(asked) and metric(log, other) == 0
+        table = build_report(tmp_path / name, tmp_path / f"{name}-out").tables["probe"]
+        ours = table[~table["config"].str.startswith("reference")].set_index("dimension")
+        for dim in ("explicit", "premise", "implicit"):
+            assert ours.loc[dim, flag] == sum(r["dimension"] == dim for r in asked)
+            assert ours.loc[dim, other] == 0
 
 
 @pytest.mark.parametrize(

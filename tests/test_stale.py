@@ -8,6 +8,7 @@ and re-judging a log with ``inspect score``."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
 import subprocess
@@ -158,6 +159,8 @@ def test_types_filter_the_records_and_the_metrics() -> None:
         "overall",
         "judge_failure_rate",
         "unanswered",
+        "empty_answers",
+        "truncated_answers",
         "answer_chars",
     ]
 
@@ -387,8 +390,9 @@ def test_inspect_score_rejudges_a_log_with_another_grader(tmp_path: Path) -> Non
     table = build_report(out.parent, tmp_path / "report").tables["stale"]
     ours = table[table["model"] == "spatialstale/stale-aware"]
     # the header still names the first grader; the scores say who judged
+    sha = hashlib.sha256(MINI.read_bytes()).hexdigest()
     assert set(ours["judged_by"]) == {"spatialstale/judge"} and set(ours["config"]) == {
-        f"path={MINI}, grader=spatialstale/observer"
+        f"corpus=sha256:{sha[:12]}, grader=spatialstale/observer"
     }
 
 
@@ -541,3 +545,155 @@ def test_report_keeps_runs_of_other_types_apart(tmp_path: Path) -> None:
     assert len(by_config) == 2
     for config, rows in by_config.items():
         assert rows.loc[("T1", "dim1")]["scenarios"] == t1, config  # each sample once in its own run's row
+
+
+# -- judgements the contract does not let count: partial, example-quoting; answers the judge cannot grade --
+
+
+class ScriptedGrader(ModelAPI):
+    """A grader whose reply is ``REPLY`` of its model name: a partial verdict, a verdict that
+    quotes the rubric's example, or one that passes everything (a lenient judge)."""
+
+    EXAMPLE = '{"dim1_eval": {"reasoning": "one or two sentences", "pass": true}, "dim2_eval": {"reasoning": "...", "pass": false}}'  # noqa: E501 - the rubric's last line, copied here
+    REPLY = {
+        "partial-pass": lambda input: '{"dim1_eval": {"pass": true}}',
+        "partial-fail": lambda input: '{"dim1_eval": {"pass": false}}',
+        "quoting": lambda input: judge_reply(input) + "\nAs the rubric's example shows: " + ScriptedGrader.EXAMPLE,
+        "quoting-first": lambda input: f"The rubric's example is {ScriptedGrader.EXAMPLE}, mine: {judge_reply(input)}",
+        "lenient": lambda input: json.dumps({f"{d}_eval": {"reasoning": "ok", "pass": True} for d in DIMS}),
+    }
+
+    def __init__(self, model_name: str, **kwargs: Any) -> None:
+        super().__init__(model_name, config=GenerateConfig())
+
+    async def generate(self, input, tools, tool_choice, config) -> ModelOutput:  # noqa: ANN001
+        return ModelOutput.from_content("grader", self.REPLY[self.model_name](input))
+
+
+@modelapi(name="graded")
+def _graded() -> type[ScriptedGrader]:
+    return ScriptedGrader
+
+
+class CutAgent(ModelAPI):
+    """An agent that replies ``""`` (``blank``), or 39 characters stopped by ``max_tokens`` (``cut``)."""
+
+    def __init__(self, model_name: str, **kwargs: Any) -> None:
+        super().__init__(model_name, config=GenerateConfig())
+
+    async def generate(self, input, tools, tool_choice, config) -> ModelOutput:  # noqa: ANN001
+        if self.model_name == "blank":
+            return ModelOutput.from_content("agent", "")
+        return ModelOutput.from_content("agent", "Based on what you told me earlier, you", stop_reason="max_tokens")
+
+
+@modelapi(name="answers")
+def _answers() -> type[CutAgent]:
+    return CutAgent
+
+
+def grader_calls(log: EvalLog) -> list[str]:
+    calls = [e for s in log.samples for e in s.events if e.event == "model" and e.role == "grader"]
+    return ["\n".join(m.text for m in e.input) for e in calls]
+
+
+def test_the_rubric_example_in_the_test_is_the_prompts() -> None:
+    from spatialstale_evals.harness import prompts
+
+    assert prompts.STALE_JUDGE_SYSTEM.rstrip().endswith(ScriptedGrader.EXAMPLE)
+
+
+@pytest.mark.parametrize("grader", ["partial-pass", "partial-fail"])
+def test_a_partial_verdict_leaves_the_whole_scenario_unscored(grader: str, tmp_path: Path) -> None:
+    """A reply with dim1's verdict alone: nothing is scored, pass or fail, and overall is NaN, not 1.0 or 0.0."""
+    log = run(tmp_path, grader=f"graded/{grader}")
+    assert log.status == "success", log.error
+    for value in values(log).values():
+        assert value["judge_failed"] == 1
+        assert all(math.isnan(v) for k, v in value.items() if k in CELLS)
+    assert metric(log, "judge_failure_rate") == 1.0
+    assert all(math.isnan(metric(log, c)) for c in [*CELLS, "overall"])
+    from spatialstale_evals.analysis.report import build_report
+
+    table = build_report(tmp_path, tmp_path / "out").tables["stale"]
+    overall = table[(table["dimension"] == "overall") & ~table["config"].str.startswith("reference")].iloc[0]
+    assert math.isnan(overall["accuracy"]) and overall["missing_cells"] == 6 and overall["unscored"] == len(RAW)
+
+
+@pytest.mark.parametrize("grader", ["quoting", "quoting-first"])
+def test_a_judge_that_quotes_the_rubric_example_is_read_by_its_own_verdict(grader: str, tmp_path: Path) -> None:
+    """The naive agent fails every dimension by the lexical verdict; the example says dim1 passes, dim2 fails."""
+    log = run(tmp_path, model="spatialstale/stale-naive", grader=f"graded/{grader}")
+    assert [metric(log, c) for c in CELLS] == [0.0] * 6 and metric(log, "overall") == 0.0
+    assert metric(log, "judge_failure_rate") == 0.0
+
+
+def test_the_parser_takes_the_top_level_verdict_not_the_quoted_example_nor_a_nested_one() -> None:
+    verdict = '{"dim1_eval": {"reasoning": "asserts the old state", "pass": false}, "dim2_eval": {"pass": true}}'
+    for reply in (verdict + "\nFor reference: " + ScriptedGrader.EXAMPLE, ScriptedGrader.EXAMPLE + "\n" + verdict):
+        judgement = parse_stale_judgement(reply, ["dim1", "dim2"])
+        assert judgement.passes == {"dim1": False, "dim2": True} and not judgement.failed
+    only_example = parse_stale_judgement(ScriptedGrader.EXAMPLE, ["dim1", "dim2"])
+    assert only_example.failed and only_example.passes == {"dim1": None, "dim2": None}
+    nested = parse_stale_judgement('{"notes": {"dim1_eval": {"pass": true}}}', ["dim1"])
+    assert nested.failed
+    conflicting = parse_stale_judgement('{"dim1": "pass"} then {"dim1": "fail"}', ["dim1"])
+    assert conflicting.failed and conflicting.problem == "conflicting verdicts in one reply"
+
+
+def test_empty_answers_fail_unjudged_even_under_a_lenient_judge(tmp_path: Path) -> None:
+    log = run(tmp_path, model="answers/blank", grader="graded/lenient")
+    assert log.status == "success", log.error
+    assert grader_calls(log) == []  # nothing to judge: no call
+    assert [metric(log, c) for c in CELLS] == [0.0] * 6 and metric(log, "overall") == 0.0
+    assert metric(log, "empty_answers") == 3 * len(RAW) and metric(log, "judge_failure_rate") == 0.0
+    from spatialstale_evals.analysis.report import build_report
+
+    table = build_report(tmp_path, tmp_path / "out").tables["stale"]
+    overall = table[(table["dimension"] == "overall") & ~table["config"].str.startswith("reference")].iloc[0]
+    assert overall["empty_answers"] == 3 * len(RAW) and overall["truncated_answers"] == 0
+
+
+def test_cut_answers_are_judged_with_the_judge_told_and_counted(tmp_path: Path) -> None:
+    log = run(tmp_path, model="answers/cut", grader="graded/lenient")
+    assert log.status == "success", log.error
+    calls = grader_calls(log)
+    assert len(calls) == len(RAW)
+    for call in calls:
+        for d in DIMS:
+            assert f"<{d}_note>This answer was cut off at a length limit" in call
+    assert metric(log, "truncated_answers") == 3 * len(RAW) and metric(log, "empty_answers") == 0
+    full = run(tmp_path / "full", grader="graded/lenient")  # answers that ended: no note
+    assert not any("_note>" in call for call in grader_calls(full)) and metric(full, "truncated_answers") == 0
+
+
+def test_overall_is_nan_unless_all_six_cells_were_judged(tmp_path: Path) -> None:
+    log = run(tmp_path, types="T1")
+    assert metric(log, "dim1_T1") == 1.0 and math.isnan(metric(log, "overall"))
+    from spatialstale_evals.analysis.report import build_report
+
+    table = build_report(tmp_path, tmp_path / "out").tables["stale"]
+    overall = table[(table["dimension"] == "overall") & ~table["config"].str.startswith("reference")].iloc[0]
+    assert math.isnan(overall["accuracy"]) and overall["missing_cells"] == 3
+
+
+def test_two_corpora_with_different_contents_at_one_path_are_never_pooled(tmp_path: Path) -> None:
+    """The same path, read twice with different contents: two rows, each with its own records;
+    the same content read from a second path pools with the first."""
+    from spatialstale_evals.analysis.report import build_report
+
+    corpus, logs = tmp_path / "corpus.json", tmp_path / "logs"
+    versions = [RAW, RAW[:2]]
+    for i, records in enumerate(versions):
+        corpus.write_text(json.dumps(records), encoding="utf-8")
+        run(logs / str(i), path=corpus)
+    copy_path = tmp_path / "elsewhere.json"
+    copy_path.write_text(json.dumps(RAW[:2]), encoding="utf-8")
+    run(logs / "copy", path=copy_path)
+    table = build_report(logs, tmp_path / "out").tables["stale"]
+    overall = table[(table["dimension"] == "overall") & ~table["config"].str.startswith("reference")]
+    shas = [hashlib.sha256(json.dumps(r).encode("utf-8")).hexdigest() for r in versions]
+    expected = {
+        f"corpus=sha256:{sha[:12]}, grader=spatialstale/judge": len(records) for sha, records in zip(shas, versions)
+    }
+    assert dict(zip(overall["config"], overall["scenarios"])) == expected

@@ -79,12 +79,24 @@ IMPLIED_ARGS: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 
+#: The ``stale`` arguments that say where its corpus was read from, not what it holds:
+#: a log that records the file's SHA-256 is keyed by that (``corpus``) instead.
+CORPUS_LOCATION_ARGS = ("path", "source", "hub_revision")
+
+
 def effective_args(log: EvalLog) -> dict[str, Any]:
     """The task arguments as the task ran them: ``EFFECTIVE_ARGS`` from its
-    metadata, ``IMPLIED_ARGS`` of its task version where it names none."""
+    metadata, ``IMPLIED_ARGS`` of its task version where it names none; for
+    ``stale``, the corpus by its content (``corpus``: the SHA-256 the log
+    records) in place of where it was read from, so runs on different contents
+    are never pooled and runs on one content are, whatever its path."""
     args, meta = dict(log.eval.task_args or {}), log.eval.metadata or {}
-    implied = IMPLIED_ARGS.get((str(suite_family(log)), str(log.eval.task_version)), {})
-    return implied | args | {k: meta[k] for k in EFFECTIVE_ARGS if k in args and k in meta}
+    family = str(suite_family(log))
+    implied = IMPLIED_ARGS.get((family, str(log.eval.task_version)), {})
+    args = implied | args | {k: meta[k] for k in EFFECTIVE_ARGS if k in args and k in meta}
+    if family == "stale" and meta.get("file_sha256"):
+        args = {k: v for k, v in args.items() if k not in CORPUS_LOCATION_ARGS} | {"corpus": meta["file_sha256"]}
+    return args
 
 
 def arm(task_args: dict[str, Any], family: str = "navigate") -> str | None:
@@ -173,7 +185,8 @@ def config_label(family: str, task_args: dict[str, Any], roles: dict[str, str], 
         output = task_args.get("output", defaults.get("output"))
         if key == "threshold" and output in FORMATS and not FORMATS[output].thresholded:
             continue
-        parts.append(f"{key}={_fmt(value)}")
+        shown = f"sha256:{str(value)[:12]}" if key == "corpus" else _fmt(value)  # the key keeps all 64
+        parts.append(f"{key}={shown}")
     parts += [f"{role}={model}" for role, model in roles.items()]
     return ", ".join(parts)
 

@@ -9,10 +9,14 @@ from spatialstale_evals.analysis.significance import METHOD_NOTES
 
 NOTES = {
     "benefit": (
-        "The Memory Trust Gap's benefit suite: on L0 nothing changes, so every entry is true and memory can only "
-        "help. Under the paper's full observability it cannot (the observation already shows everything); with a "
-        "view radius (config view_radius=r) memory is the only source about cells out of view. p (Holm): the "
-        "paired test of success on the seeds, from the Wilcoxon table."
+        "Memory (every entry as written, no_filter) against none (no_memory), per regime, full observation "
+        "first and then each view radius (config view_radius=r). On L0 nothing changes, so every entry is true "
+        "and memory can only help: under full observability it cannot (the observation already shows "
+        "everything); with a view radius memory is the only source about cells out of view. On L1-L3 the same "
+        "comparison is stale memory's net worth: under full observation it can only hurt (deaths on stale SAFE "
+        "entries), under partial observation it may still help more than it costs. 'memory helps / harms' says which, "
+        "or harms by success, then by deaths. p (Holm): the paired test of success on the seeds, from the "
+        "Wilcoxon table."
     ),
     "safety": (
         "Its safety suite: on L1-L3 the observation is the authority and a stale entry can only mislead. "
@@ -35,8 +39,13 @@ NOTES = {
         "Accuracy = passed / judged, per conflict type (T1, T2) and dimension (dim1 state resolution, dim2 "
         "premise resistance, dim3 implicit policy adaptation); an answer the judge gave no verdict on (an "
         "error, an empty, refused or unreadable reply) is unscored: counted under 'unscored', in neither the "
-        "numerator nor the denominator (STALE upstream counts it as a fail). overall = the mean of the cells' "
-        "accuracies (upstream's 'Overall'); its 'unscored' counts scenarios with a failed judgement. The judge "
+        "numerator nor the denominator (STALE upstream counts it as a fail); a reply without a verdict for "
+        "every dimension leaves the whole scenario unscored. An empty answer fails unjudged ('empty answers'); "
+        "an answer cut at a length limit is judged with the judge told so ('cut answers'). overall = the mean "
+        "of the six type x dimension cells (upstream's 'Overall'), '-' when any cell has no judged answer "
+        "('cells missing'); its 'unscored' counts scenarios with a failed judgement. Runs are grouped by the "
+        "corpus's content (config corpus=sha256:..., the file's SHA-256 from the log), not its path: runs on "
+        "different contents are separate rows, never pooled; one content read from two paths is one corpus. The judge "
         "is the run's grader role (in the config) with our rubric, written from STALE's published criteria; "
         "'STALE as published' is upstream's number for a system of the same name, judged by upstream's judge "
         "and rubric: the same definitions, not the same judge."

@@ -34,6 +34,7 @@ def dimension_row(c: dict[str, float], dimension: str) -> dict[str, float]:
         "freeze_acc": nan(ps.accuracy_of(dimension, ["stale_freeze"])(c)),
         "unparseable": nan(ratio(ps.summed(c, dimension, kinds, ["unparseable"]), asked)),
         "skipped": int(ps.summed(c, dimension, kinds, ["skipped"])),
+        **{flag: int(ps.answers_flagged(flag, [dimension])(c) or 0) for flag in ps.ANSWER_FLAGS},
     }
 
 

@@ -3,7 +3,9 @@
 - ``stale_table``: the stale task's accuracy per model x config x conflict
   type x dimension, over judged answers only (the task metrics' own ratios,
   ``stale_corpus/scoring.py``), with the unscored answers (judge failures)
-  counted beside, and STALE's published number for a model of the same name
+  counted beside (and, on the ``overall`` row, the answers that were empty,
+  failed unjudged, or cut at a length limit, and how many of the six cells
+  have no judged answer: ``overall`` is NaN unless that is 0), and STALE's published number for a model of the same name
   (judged by upstream's judge and rubric, not ours; its overall only beside a
   run of all six cells); then STALE's published rows of the systems no model
   here matches. ``types`` and ``dimensions`` are part of a run's config, so
@@ -35,6 +37,7 @@ from spatialstale_evals.stale_corpus.scoring import (
     dimension_accuracy_of,
     judged,
     mean_of,
+    missing_cells,
     overall_of,
 )
 
@@ -97,8 +100,11 @@ def stale_table(stale: pd.DataFrame) -> pd.DataFrame:
                 "dimension": "overall",
                 "scenarios": len(values),
                 "accuracy": nan(overall_of(values)),
+                "missing_cells": missing_cells(values),
                 "unscored": int(sum(v["judge_failed"] > 0 for v in values)),
                 "unanswered": int(sum(v.get("unanswered", 0) for v in values)),
+                "empty_answers": int(sum(v.get("empty_answers", 0) for v in values)),
+                "truncated_answers": int(sum(v.get("truncated_answers", 0) for v in values)),
                 "judge_failure_rate": nan(mean_of("judge_failed")(values)),
                 # upstream's overall is over all six cells: beside a run of fewer it would mislead
                 "upstream": _published(system, "all", "overall") if cell_keys(values) == list(CELLS) else None,

@@ -22,7 +22,9 @@ Conventions (also stated in the report):
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -32,6 +34,7 @@ from spatialstale_evals import paper
 from spatialstale_evals.harness import counts, metrics
 from spatialstale_evals.harness.counts import DetectionCounts, NavigationCounts
 from spatialstale_evals.harness.observe import OBSERVATIONS
+from spatialstale_evals.harness.params import choices
 from spatialstale_evals.navigation import episode
 from spatialstale_evals.navigation.strategies import STRATEGIES
 from spatialstale_evals.world.regimes import REGIMES
@@ -62,16 +65,72 @@ def order(values: Iterable[str], known: Iterable[str]) -> list[str]:
     return [v for v in known if v in values] + sorted(v for v in values if v not in known)
 
 
+#: Columns that hold a configuration label (``key=value, ...``), sorted by ``label_key``.
+LABEL_COLUMNS = ("config", "base_config", "stale_config", "probe_config", "levels")
+#: Where a label's parts begin: ``, `` before ``name=`` (a JSON value's own commas are not followed by one).
+_PART = re.compile(r", (?=[A-Za-z_][\w.-]*=)")
+
+
+@functools.cache
+def registry_order(name: str) -> tuple[str, ...]:
+    """The values a task parameter ``name`` admits, in the order a task declares
+    them (its ``Literal``), as text; () when no task declares it so."""
+    from spatialstale_evals import task_functions  # the task modules import this package's siblings
+
+    for task in task_functions().values():
+        try:
+            return tuple(str(v) for v in choices(task, name))
+        except (KeyError, TypeError):
+            continue
+    return ()
+
+
+def value_key(name: str, text: str) -> tuple[int, float, str]:
+    """A configuration value ordered by its type: None first, then numbers
+    (booleans as 0 / 1) numerically, then the values a registry declares in
+    its order, then any other text alphabetically."""
+    if text in ("None", "null"):
+        return (0, 0.0, "")
+    if text in ("True", "False", "true", "false"):
+        return (1, float(text.lower() == "true"), "")
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if not math.isnan(number):
+        return (1, number, "")
+    known = registry_order(name)
+    return (2, float(known.index(text)), "") if text in known else (3, 0.0, text)
+
+
+def label_key(label: Any) -> tuple[tuple[str, tuple[int, float, str]], ...]:
+    """A configuration label (``distractors=16, batch_size=5``; '' for the
+    defaults, first) as a key that orders each ``name=value`` part by name,
+    then by ``value_key``: ``distractors=2`` before ``=8`` before ``=16``."""
+    text = "" if label is None or (isinstance(label, float) and math.isnan(label)) else str(label)
+    parts = [part.partition("=") for part in _PART.split(text)] if text else []
+    return tuple((name, value_key(name, value) if sep else (3, 0.0, "")) for name, sep, value in parts)
+
+
+def _ranks(values: Iterable[Any], key: Any) -> dict[Any, int]:
+    return {v: i for i, v in enumerate(sorted(dict.fromkeys(values), key=key))}
+
+
 def sort_table(df: pd.DataFrame, extra: Mapping[str, Iterable[str]] | None = None) -> pd.DataFrame:
-    """Sort by model, config and then every dimension present, in its natural order."""
+    """Sort by model, config and then every dimension present, in its natural
+    order (a configuration label by ``label_key``: numbers numerically, not as text)."""
     if df.empty:
         return df
     keys = {}
+    for col in LABEL_COLUMNS:
+        if col in df and col not in (extra or {}):
+            ranked_labels = _ranks(df[col], label_key)
+            keys[col] = lambda s, ranked=ranked_labels: s.map(ranked)
     for col, known in {**ORDER, **(extra or {})}.items():
         if col in df:
             ranked = order(df[col], known)
             keys[col] = lambda s, ranked=ranked: s.map({v: i for i, v in enumerate(ranked)})
-    by = [c for c in ("model", "config") if c in df] + list(keys)
+    by = [c for c in ("model", "config") if c in df] + [c for c in keys if c != "config"]
     return df.sort_values(by, key=lambda s: keys[s.name](s) if s.name in keys else s).reset_index(drop=True)
 
 

@@ -1,10 +1,15 @@
 """What memory is worth and what it costs: the Memory Trust Gap's two suites
 in SpatialSTALE's terms (docs/memory.md, "Memory that matters").
 
-- **Benefit**: on a clean regime (nothing ever changes, every entry true: L0)
-  memory can only help; it does when the agent cannot see everything
-  (``view_radius``). Success with every entry (``no_filter``) against none
-  (``no_memory``).
+- **Benefit**: memory (every entry as written, ``no_filter``) against none
+  (``no_memory``), on every regime, under full observation and per view
+  radius side by side. On a clean regime (nothing ever changes, every entry
+  true: L0) memory can only help; it does when the agent cannot see
+  everything (``view_radius``). On a regime with stale entries the same
+  comparison is memory's net worth: under full observation stale memory can
+  only hurt (the observation already shows everything, and an agent that
+  trusts a stale SAFE walks into the hole), under partial observation it can
+  still help more than it hurts. ``net`` says which the run shows.
 - **Safety**: on a regime with stale entries raw memory (``no_filter``) can
   mislead; every other arm that shows memory (an audit, the runtime resolver,
   the ground truth, each with its filter mode: ``omcd[history]``) is set
@@ -19,6 +24,7 @@ view adds no test of its own.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import pandas as pd
@@ -58,23 +64,59 @@ def _cells(navigation: pd.DataFrame, clean: bool) -> list[tuple[dict[str, Any], 
     return out
 
 
+#: A view radius in a configuration label (``view_radius=1``); none: full observation.
+_RADIUS = re.compile(r"(?:^|, )view_radius=(\d+)(?:,|$)")
+
+
+def observation_of(config: str) -> str:
+    """``full`` or ``radius r``, read off a configuration label (a radius that
+    covers the grid is recorded as full observation, ``logs.EFFECTIVE_ARGS``)."""
+    found = _RADIUS.search(str(config))
+    return f"radius {found.group(1)}" if found else "full"
+
+
+def net_of(with_: float, without: float, death_with: float, death_without: float) -> str:
+    """Whether memory helped or harmed: by success first, then by deaths."""
+    if with_ != without:
+        return "helps" if with_ > without else "harms"
+    if death_with != death_without:
+        return "helps" if death_with < death_without else "harms"
+    return "no difference"
+
+
 def benefit_table(navigation: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
-    """Per model, config and modality, on each clean regime: success, death and
-    timeout with and without memory, the benefit in points and its paired test."""
+    """Per model, config and modality, on each regime run with and without
+    memory: success, death and timeout with and without it, the net effect in
+    points, whether memory helps or harms, and the paired test; rows by
+    regime, full observation first and then each view radius, so each partial
+    row stands beside its full-observation one."""
     if navigation.empty:
         return pd.DataFrame()
     rows = []
-    for cell, regime, g in _cells(navigation, clean=True):
-        if WITH_MEMORY not in g.index or WITHOUT_MEMORY not in g.index:
-            continue
-        with_, without = g.loc[WITH_MEMORY], g.loc[WITHOUT_MEMORY]
-        row: dict[str, Any] = {**cell, "regime": regime}
-        for name, r in (("with", with_), ("without", without)):
-            row |= {f"{k}_{name}": r[k] for k in ("success", "death", "timeout")}
-        row["benefit_pp"] = with_["success"] - without["success"]
-        row["pvalue_holm"] = _p(tests, cell, regime, "success", WITH_MEMORY, WITHOUT_MEMORY)
-        rows.append(row)
-    return sort_table(pd.DataFrame(rows))
+    for clean in (True, False):
+        for cell, regime, g in _cells(navigation, clean=clean):
+            if WITH_MEMORY not in g.index or WITHOUT_MEMORY not in g.index:
+                continue
+            with_, without = g.loc[WITH_MEMORY], g.loc[WITHOUT_MEMORY]
+            row: dict[str, Any] = {
+                **cell,
+                "regime": regime,
+                "memory": "true (nothing stale)" if clean else "stale entries",
+                "observation": observation_of(cell["config"]),
+            }
+            for name, r in (("with", with_), ("without", without)):
+                row |= {f"{k}_{name}": r[k] for k in ("success", "death", "timeout")}
+            row["benefit_pp"] = with_["success"] - without["success"]
+            row["net"] = net_of(with_["success"], without["success"], with_["death"], without["death"])
+            row["pvalue_holm"] = _p(tests, cell, regime, "success", WITH_MEMORY, WITHOUT_MEMORY)
+            rows.append(row)
+    df = sort_table(pd.DataFrame(rows))  # model, config (full first, then radii numerically), regime
+    if df.empty:
+        return df
+    regime_rank = {r: i for i, r in enumerate(REGIMES)}
+    df = df.assign(_regime=df["regime"].map(regime_rank).fillna(len(regime_rank)))
+    df = df.sort_values(["model", "modality", "_regime"], kind="stable")
+    return df.drop(columns="_regime").reset_index(drop=True)
 
 
 def safety_table(navigation: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:

@@ -9,7 +9,10 @@ or never judged), ``contradicted`` (judged out of date) or ``unverified``
 - ``contradicted``, by ``filter_mode``: ``delete`` (the paper: the entry is
   not shown), ``mark`` (its claim replaced by an explicit unknown marker),
   ``history`` (kept verbatim, labelled as contradicted since the step it was
-  judged at): "the point is labelling, not amnesia"; or ``correct`` (edit
+  judged at): "the point is labelling, not amnesia"; the label names its
+  authority: an observation (an audit of cells in view, the resolver's
+  sightings) or, for ``oracle``, the ground truth, which never claims a
+  sighting that did not happen (``Authority``); or ``correct`` (edit
   proposals: rewritten with the claim the judgement proposes, labelled as
   corrected, with the claim it was written with: repair instead of deletion;
   an entry judged without a proposed claim, or with its own claim proposed
@@ -17,7 +20,7 @@ or never judged), ``contradicted`` (judged out of date) or ``unverified``
 - ``unverified``: as written, labelled as unverified history.
 
 The exact strings are in ``harness/prompts.py`` (``FILTER_MARK``,
-``FILTER_HISTORY``, ``FILTER_CORRECTED``, ``UNVERIFIED``); a corrected entry
+``FILTER_HISTORY``, ``FILTER_HISTORY_TRUTH``, ``FILTER_CORRECTED``, ``UNVERIFIED``); a corrected entry
 is written in the entry format (``world/memory.py``) with the new claim.
 """
 
@@ -37,6 +40,10 @@ FILTER_MODES: tuple[FilterMode, ...] = get_args(FilterMode)
 #: (they need a strategy whose judgements propose it: ``MemoryPolicy.corrects``).
 NEEDS_CORRECTIONS: frozenset[str] = frozenset({"correct"})
 Decision = Literal["keep", "contradicted", "unverified"]
+#: What found a contradicted entry out of date: something the agent observed, or the ground truth.
+Authority = Literal["observation", "truth"]
+#: The ``history`` label of each authority.
+HISTORY_LABELS: dict[str, str] = {"observation": prompts.FILTER_HISTORY, "truth": prompts.FILTER_HISTORY_TRUTH}
 #: How a note in the view reads: as written, marked unknown, labelled
 #: contradicted, rewritten with a corrected claim, labelled unverified.
 Status = Literal["as_written", "marked", "history", "corrected", "unverified"]
@@ -66,7 +73,12 @@ def corrected_note(entry: MemoryEntry, claim: str, step: int | None) -> Note:
 
 
 def note(
-    entry: MemoryEntry, decision: Decision, mode: FilterMode, step: int | None, correction: str | None = None
+    entry: MemoryEntry,
+    decision: Decision,
+    mode: FilterMode,
+    step: int | None,
+    correction: str | None = None,
+    authority: Authority = "observation",
 ) -> Note | None:
     """How one entry reads under its decision; None when it is not shown."""
     if decision == "keep":
@@ -80,7 +92,7 @@ def note(
     if mode == "mark":
         marked = prompts.FILTER_MARK_NOTE if entry.is_note else prompts.FILTER_MARK
         return Note(entry, marked.format(id=entry.id, row=entry.row, col=entry.col), "marked")
-    return Note(entry, entry.text + prompts.FILTER_HISTORY.format(step=step), "history")
+    return Note(entry, entry.text + HISTORY_LABELS[authority].format(step=step), "history")
 
 
 def build_view(
@@ -89,9 +101,13 @@ def build_view(
     mode: FilterMode = "delete",
     steps: Mapping[str, int] | None = None,
     corrections: Mapping[str, str] | None = None,
+    authority: Authority = "observation",
 ) -> list[Note]:
     """The view of ``memory`` in store order; entries without a decision are
-    kept; ``corrections``: the claim proposed for a contradicted entry."""
+    kept; ``corrections``: the claim proposed for a contradicted entry;
+    ``authority``: what found the contradicted entries out of date."""
     steps, corrections = steps or {}, corrections or {}
-    notes = (note(e, decisions.get(e.id, "keep"), mode, steps.get(e.id), corrections.get(e.id)) for e in memory)
+    notes = (
+        note(e, decisions.get(e.id, "keep"), mode, steps.get(e.id), corrections.get(e.id), authority) for e in memory
+    )
     return [n for n in notes if n is not None]

@@ -200,6 +200,10 @@ def _flatten(value: Any) -> Iterable[dict[str, Any]]:
             yield from _flatten(inner)
 
 
+#: The stop reasons of a reply cut at a length limit (the output's, or the context window's).
+CUT_STOP_REASONS = frozenset({"max_tokens", "model_length"})
+
+
 def looks_like_refusal(text: str) -> bool:
     return bool(_REFUSAL.search(text or ""))
 

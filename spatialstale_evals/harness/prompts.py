@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-PROMPT_VERSION = "2.2"
+PROMPT_VERSION = "2.3"
 
 #: What each cell type is, in the colour key of an image caption (``?`` only
 #: in an image with cells out of view).
@@ -166,6 +166,9 @@ FILTER_MARK = "[{id}] UNKNOWN at ({row},{col}): this note was found out of date;
 FILTER_MARK_NOTE = "[{id}] UNKNOWN: this note was found out of date"
 #: ``history``: appended to a contradicted entry, kept as written.
 FILTER_HISTORY = " [out of date: contradicted by what was seen at step {step}]"
+#: ``history`` under ``oracle``: the ground truth, not an observation, found it out of date
+#: (under partial observation its cell may never have been in view).
+FILTER_HISTORY_TRUTH = " [out of date as of step {step}: told by the ground truth, not by an observation]"
 #: ``correct``: a contradicted entry rewritten with the corrected claim (edit proposals),
 #: then this label with the claim it was written with.
 FILTER_CORRECTED = " [corrected at step {step}: written as {claim}, out of date]"
@@ -196,7 +199,9 @@ INVALID_DIRECTION = "invalid direction {value!r}"
 
 # -- the probe task: its own version, so a change here moves no other family's version --
 
-PROBE_PROMPT_VERSION = "1.1"
+#: The version of the probe prompts and of the targets they ask about (``world/targets.py``):
+#: bumped when either changes, recorded in the task metadata and every probe record.
+PROBE_PROMPT_VERSION = "1.2"
 #: Every probe's system message: the navigator's rules, then what a probe asks
 #: (no line about memory: like the navigator's default, it gives nothing away).
 PROBE_TURN = """\
@@ -220,7 +225,7 @@ agent should step on it."""
 
 # -- the stale task: STALE's corpus; its own version, so a change here moves no other family's version --
 
-STALE_PROMPT_VERSION = "1.0"
+STALE_PROMPT_VERSION = "1.1"
 #: The agent's system message: who it is and what the earlier turns are. Like
 #: the navigator's default it says nothing about memory going out of date.
 STALE_SYSTEM = """\
@@ -247,7 +252,9 @@ criterion:
   on the state, without mentioning it. Pass if the recommended action fits the new state. Fail if it
   fits only the old state, or is too vague to tell.
 
-Judge only what each answer says, against these criteria, not its style or length.
+Judge only what each answer says, against these criteria, not its style or length. An answer
+marked as cut off stopped at a length limit before it finished: judge what it says; a criterion
+the cut leaves undecided fails.
 Reply with JSON only, one entry per question asked, for example:
 {"dim1_eval": {"reasoning": "one or two sentences", "pass": true}, "dim2_eval": {"reasoning": "...", "pass": false}}"""
 #: The judge's user message: the truth, then each question asked with its answer
@@ -263,6 +270,9 @@ Grade {dimensions}."""
 STALE_JUDGE_PAIR = """\
 <{dimension}_question>{query}</{dimension}_question>
 <{dimension}_answer>{answer}</{dimension}_answer>"""
+#: Put after a pair whose answer a length limit cut (its stop reason ``max_tokens`` / ``model_length``).
+STALE_JUDGE_CUT = """
+<{dimension}_note>This answer was cut off at a length limit before it finished.</{dimension}_note>"""
 
 #: A sample's placeholder input (what ``inspect view`` lists; the solvers build
 #: the real prompts).

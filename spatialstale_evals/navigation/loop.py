@@ -117,7 +117,7 @@ def audit_record(
 def model_input(
     system: ChatMessage, turns: list[list[ChatMessage]], current: ChatMessage, history: int
 ) -> list[ChatMessage]:
-    earlier = [m for turn in turns[len(turns) - history :] for m in turn] if history else []
+    earlier = [m for turn in turns[max(len(turns) - history, 0) :] for m in turn] if history else []
     return [system, *earlier, current]
 
 

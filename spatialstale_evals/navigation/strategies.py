@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Literal
 from inspect_ai.model import Model
 
 from spatialstale_evals.harness.audit import FORMATS, audit_entries
-from spatialstale_evals.harness.memory_view import Decision, FilterMode, Note, build_view
+from spatialstale_evals.harness.memory_view import Authority, Decision, FilterMode, Note, build_view
 from spatialstale_evals.harness.observe import Observation
 from spatialstale_evals.world.grid import Cell, Grid
 from spatialstale_evals.world.instance import Instance
@@ -103,6 +103,8 @@ class MemoryPolicy:
     shows_memory: ClassVar[bool] = True
     removes_entries: ClassVar[bool] = False
     paper: ClassVar[bool] = True
+    #: What its judgements rest on, as a ``history`` label says: what the agent observed, or the ground truth.
+    authority: ClassVar[Authority] = "observation"
 
     def judges(self, moment: Moment, instance: Instance, epoch: int) -> bool:
         """Whether to judge at ``moment``, the world having last changed at step ``epoch``."""
@@ -135,7 +137,9 @@ class MemoryPolicy:
         corrections: Mapping[str, str] | None = None,
     ) -> list[Note]:
         """The navigator's memory view, or nothing when memory is not shown."""
-        return build_view(memory, decisions, mode, steps, corrections) if self.shows_memory else []
+        if not self.shows_memory:
+            return []
+        return build_view(memory, decisions, mode, steps, corrections, self.authority)
 
 
 STRATEGIES: dict[str, MemoryPolicy] = {}
@@ -238,6 +242,7 @@ class Oracle(MemoryPolicy):
     name = "oracle"
     summary = "the ground-truth stale entries removed at each detection window (omniscient: sees every cell)"
     removes_entries = True
+    authority = "truth"
 
     def judges(self, moment: Moment, instance: Instance, epoch: int) -> bool:
         return moment != "view" and window_open(instance, epoch)

@@ -41,7 +41,7 @@ from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.move import MOVE_TOOL
 from spatialstale_evals.harness.observe import Observed, Role, observation_parts, user_message
 from spatialstale_evals.harness.params import check_subset
-from spatialstale_evals.harness.parsing import parse_move, parse_probe_answer
+from spatialstale_evals.harness.parsing import CUT_STOP_REASONS, parse_move, parse_probe_answer
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
 from spatialstale_evals.harness.schemas import flag, obj, response_config, text
 from spatialstale_evals.probing.state import ProbeState
@@ -205,8 +205,22 @@ OF_STALE_DIMENSION: dict[str, str] = {probe.stale_dimension: name for name, prob
 DIMENSION_KINDS: dict[str, tuple[str, ...]] = {name: probe.kinds for name, probe in PROBES.items()}
 
 
+#: Replies a grader could not fairly grade, counted per dimension: empty (no text, no
+#: tool call: already unparseable, so failed) and cut at a length limit.
+ANSWER_FLAGS = ("empty_answers", "truncated_answers")
 #: Every count a probe sample records (zeros included: the same keys in every sample).
-COUNT_KEYS = tuple(count_key(d, k, o) for d in DIMENSIONS for k in DIMENSION_KINDS[d] for o in OUTCOMES)
+COUNT_KEYS = tuple(count_key(d, k, o) for d in DIMENSIONS for k in DIMENSION_KINDS[d] for o in OUTCOMES) + tuple(
+    f"{d}_{flag}" for d in DIMENSIONS for flag in ANSWER_FLAGS
+)
+
+
+def reply_flags(output: ModelOutput) -> dict[str, bool]:
+    """Whether a reply was empty (no text, no tool call) and whether a length limit cut it."""
+    stop = output.choices[0].stop_reason if output.choices else None
+    return {
+        "empty": not output.completion.strip() and not output.message.tool_calls,
+        "truncated": stop in CUT_STOP_REASONS,
+    }
 
 
 def question(instance: Instance, grid: Grid, target: Target, dimension: str, settings: ProbeSettings) -> ChatMessage:
@@ -261,7 +275,13 @@ async def probe_target(
         )
         outcome, said = verdict(dimension, target, grid, output)
         records.append(
-            {**record, "outcome": outcome, **said, "tokens": output.usage.total_tokens if output.usage else 0}
+            {
+                **record,
+                "outcome": outcome,
+                **said,
+                **reply_flags(output),
+                "tokens": output.usage.total_tokens if output.usage else 0,
+            }
         )
         history = [*messages, output.message]
     return records
@@ -289,10 +309,13 @@ def probe_targets(instances: InstanceSet, settings: ProbeSettings) -> Solver:
 
 
 def probe_counts(records: list[dict[str, Any]]) -> dict[str, int]:
-    """Every ``COUNT_KEYS`` count of a sample's probe records, and the move
+    """Every ``COUNT_KEYS`` count of a sample's probe records (an empty reply
+    that a length limit stopped counts as empty, not cut), and the move
     calls after the first of an implicit reply (``extra_calls``: ignored, one
     move per probe, as in navigate)."""
     counts = dict.fromkeys(COUNT_KEYS, 0)
     for r in records:
         counts[count_key(r["dimension"], r["kind"], r["outcome"])] += 1
+        counts[f"{r['dimension']}_empty_answers"] += int(r.get("empty", False))
+        counts[f"{r['dimension']}_truncated_answers"] += int(r.get("truncated", False) and not r.get("empty", False))
     return {**counts, "extra_calls": sum(r.get("extra_calls", 0) for r in records)}

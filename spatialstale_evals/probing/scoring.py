@@ -11,7 +11,9 @@ the model just answers "changed" to everything. Balanced accuracy averages
 the accuracy over the two classes of right answer (``ANSWER_CLASSES``: for
 ``explicit`` the cell's truth, safe or a hole; otherwise stale vs control), so
 it is 0.5 for an agent that always says DANGER, always rejects the premise or
-always avoids the target.
+always avoids the target. ``empty_answers`` and ``truncated_answers`` count
+the replies that were empty (no text, no move: unparseable, so failed) and
+those a length limit cut (scored as they are).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from inspect_ai.solver import TaskState
 from spatialstale_evals.harness.counts import ratio, sum_keys
 from spatialstale_evals.harness.metrics import named_metric, pooled
 from spatialstale_evals.probing.probes import (
+    ANSWER_FLAGS,
     COUNT_KEYS,
     DIMENSION_KINDS,
     DIMENSIONS,
@@ -94,6 +97,11 @@ def skipped_rate_of(c: Mapping[str, float]) -> float | None:
     return ratio(summed(c, "implicit", kinds, ["skipped"]), summed(c, "implicit", kinds, [*ASKED, "skipped"]))
 
 
+def answers_flagged(flag: str, dimensions: Iterable[str] = DIMENSIONS) -> ProbeRatio:
+    """How many replies of ``dimensions`` carry ``flag`` (``empty_answers`` / ``truncated_answers``)."""
+    return lambda c: float(sum(c[f"{d}_{flag}"] for d in dimensions))
+
+
 def _ratios() -> dict[str, ProbeRatio]:
     out: dict[str, ProbeRatio] = {}
     for d in DIMENSIONS:
@@ -103,6 +111,8 @@ def _ratios() -> dict[str, ProbeRatio]:
     for d in DIMENSIONS:
         for kind in stale_kinds(d):
             out[f"{d}_{kind.removeprefix('stale_')}"] = accuracy_of(d, [kind])
+    for flag in ANSWER_FLAGS:  # counts, not ratios: how many replies were empty / cut
+        out[flag] = answers_flagged(flag)
     out["probe_parse_failure_rate"] = parse_failure_rate_of  # not parse_failure_rate: detect's metric has that name
     out["implicit_skipped_rate"] = skipped_rate_of
     return out

@@ -39,6 +39,7 @@ from spatialstale_evals.harness.prompts import (
     AUDIT_CONTINUOUS,
     AUDIT_EDIT,
     FILTER_HISTORY,
+    FILTER_HISTORY_TRUTH,
     NAVIGATE_STEP,
     PROBE_EXPLICIT,
     PROBE_PREMISE,
@@ -66,8 +67,8 @@ from spatialstale_evals.world.staleness import hazard
 UNKNOWN_COST = 3
 #: The navigator's step line, read with the pattern of the template that writes it.
 _STEP = template_pattern(NAVIGATE_STEP.split("\n", 1)[0])
-#: The ``history`` label of a contradicted entry, likewise.
-_CONTRADICTED = template_pattern(FILTER_HISTORY)
+#: The ``history`` labels of a contradicted entry (by an observation, by the ground truth), likewise.
+_CONTRADICTED = [template_pattern(label) for label in (FILTER_HISTORY, FILTER_HISTORY_TRUTH)]
 #: The line of the continuous-output request that names its field (``audit.REQUESTS``).
 _CONTINUOUS = next(line for line in AUDIT_CONTINUOUS.splitlines() if line.startswith('"staleness"'))
 #: The line of the edit request that asks for the corrected claim, likewise.
@@ -107,7 +108,7 @@ def entries(prompt: Prompt) -> list[Entry]:
             m.group("id"),
             m.group("claim"),
             (int(m.group("row")), int(m.group("col"))),
-            bool(_CONTRADICTED.search(m.group("desc"))),
+            any(label.search(m.group("desc")) for label in _CONTRADICTED),
         )
         for m in ENTRY_PATTERN.finditer(prompt.text)
     ]

@@ -1,20 +1,40 @@
 """Reading a judge's reply in the ``stale`` task (docs/specification.md#stale), leniently and
 without raising, as ``parsing.py`` reads the agents' replies: pure Python, so
-it can be fuzzed. A dimension without a readable verdict is None (the scorer
-leaves it unscored) and the reason is said."""
+it can be fuzzed.
+
+The verdict is the reply's own top-level JSON value that gives a readable
+verdict for every dimension asked: an object (STALE's judge shape
+``{"dim1_eval": {"reasoning", "pass"}, ...}`` or ``{"dim1": "pass", ...}``) or
+a list of ``{"dimension": "dim1", "pass": ...}`` objects. Objects nested in
+another value are never read as the verdict, nor is the rubric's own example
+(``prompts.STALE_JUDGE_SYSTEM``) when a judge quotes it, before or after its
+verdict. Two complete verdicts that disagree leave the reply without one. A
+reply without a complete verdict is a failed judgement: the scorer leaves
+the whole scenario unscored; what partial verdicts it held are kept for the
+record, and the reason is said."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spatialstale_evals.harness.parsing import all_objects, looks_like_refusal
+from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.parsing import looks_like_refusal
 
 #: How a judge may write a dimension's verdict: ``true``, ``"pass"``, ``"FAIL"``, 1 ...
 _VERDICT_WORDS = {"pass": True, "passed": True, "true": True, "yes": True, "1": True}
 _VERDICT_WORDS |= {"fail": False, "failed": False, "false": False, "no": False, "0": False}
 _VERDICT_KEYS = ("pass", "passed", "verdict", "result", "score")
+
+
+def rubric_example() -> Any:
+    """The example verdict the rubric shows the judge (its last line), as JSON."""
+    return json.loads(prompts.STALE_JUDGE_SYSTEM.strip().splitlines()[-1])
+
+
+_EXAMPLE = rubric_example()
 
 
 @dataclass(frozen=True)
@@ -28,7 +48,7 @@ class StaleJudgement:
 
     @property
     def failed(self) -> bool:
-        return any(v is None for v in self.passes.values())
+        return self.problem is not None or any(v is None for v in self.passes.values())
 
 
 def _verdict(value: Any) -> bool | None:
@@ -47,42 +67,66 @@ def judge_key(dimension: str) -> str:
     return f"{dimension}_eval"
 
 
-def _dimension_value(objects: list[dict[str, Any]], dimension: str) -> Any:
-    """What the first of ``objects`` that names ``dimension`` says of it: STALE's own
-    judge shape ``{"dim1_eval": {"reasoning": ..., "pass": ...}}``, or
-    ``"dim1"``/``"dim1_pass"`` keys, or ``{"dimension": "dim1", "pass": ...}``."""
-    keys = (judge_key(dimension), dimension, f"{dimension}_pass", f"{dimension}_result")
-    for obj in objects:
-        lowered = {str(k).lower(): v for k, v in obj.items()}
-        found = next((lowered[k] for k in keys if k in lowered), None)
-        if found is not None:
+def top_level_values(text: str) -> list[Any]:
+    """Every JSON object or array that stands on its own in ``text`` (prose and
+    code fences around allowed), in order; what is nested in one is not listed apart."""
+    decoder, found, pos = json.JSONDecoder(), [], 0
+    while True:
+        starts = [i for i in (text.find("{", pos), text.find("[", pos)) if i >= 0]
+        if not starts:
             return found
-        if str(lowered.get("dimension", "")).lower() == dimension:
-            return obj
-    return None
+        start = min(starts)
+        try:
+            value, pos = decoder.raw_decode(text, start)
+        except ValueError:
+            pos = start + 1
+            continue
+        if isinstance(value, (dict, list)):
+            found.append(value)
 
 
-def parse_stale_judgement(text: str | None, dimensions: Sequence[str], refused: bool = False) -> StaleJudgement:
-    """Each asked dimension's verdict from a judge reply, read leniently (prose
-    and fences around the JSON allowed). Never raises: a dimension without a
-    verdict is None and ``problem`` says why (an empty reply, a refusal, no
-    JSON, or which dimensions had none)."""
-    text = text or ""
-    objects = all_objects(text)[::-1]  # the last verdict first: a judge may quote the rubric's example
-    values = {d: _dimension_value(objects, d) for d in dimensions}
+def _dimension_value(candidate: dict[str, Any] | list[Any], dimension: str) -> Any:
+    """What one candidate verdict says of ``dimension``: an object's ``dim1_eval`` /
+    ``dim1`` / ``dim1_pass`` / ``dim1_result`` key, or a list's ``{"dimension": "dim1", ...}`` item."""
+    if isinstance(candidate, list):
+        items = [i for i in candidate if isinstance(i, dict)]
+        return next((i for i in items if str(i.get("dimension", "")).lower() == dimension), None)
+    lowered = {str(k).lower(): v for k, v in candidate.items()}
+    keys = (judge_key(dimension), dimension, f"{dimension}_pass", f"{dimension}_result")
+    return next((lowered[k] for k in keys if k in lowered and lowered[k] is not None), None)
+
+
+def _read(candidate: dict[str, Any] | list[Any], dimensions: Sequence[str]) -> tuple[dict, dict]:
+    values = {d: _dimension_value(candidate, d) for d in dimensions}
     passes = {d: None if v is None else _verdict(v) for d, v in values.items()}
     reasons = {
         d: str(next((v[k] for k in ("reasoning", "reason") if k in v), ""))
         for d, v in values.items()
         if isinstance(v, dict)
     }
-    if all(p is not None for p in passes.values()):
-        return StaleJudgement(passes, reasons)
+    return passes, reasons
+
+
+def parse_stale_judgement(text: str | None, dimensions: Sequence[str], refused: bool = False) -> StaleJudgement:
+    """Each asked dimension's verdict from a judge reply's own top-level verdict
+    (the module docstring says which). Never raises: without a complete verdict
+    the judgement is failed and ``problem`` says why (an empty reply, a refusal,
+    no JSON, conflicting verdicts, or which dimensions had none)."""
+    text = text or ""
+    candidates = [v for v in top_level_values(text) if v != _EXAMPLE]
+    read = [_read(c, dimensions) for c in candidates]
+    complete = [(p, r) for p, r in read if all(v is not None for v in p.values())]
+    if complete and all(p == complete[0][0] for p, _ in complete):
+        return StaleJudgement(*complete[0])
+    if complete:
+        return StaleJudgement(dict.fromkeys(dimensions), problem="conflicting verdicts in one reply")
+    best = max(read, key=lambda pr: sum(v is not None for v in pr[0].values()), default=(dict.fromkeys(dimensions), {}))
+    passes, reasons = best
     if not text.strip():
         problem = "empty reply"
-    elif refused or (not objects and looks_like_refusal(text)):
+    elif refused or (not candidates and looks_like_refusal(text)):
         problem = "refusal"
-    elif not objects:
+    elif not candidates:
         problem = "no JSON object in the reply"
     else:
         problem = "no readable verdict for " + ", ".join(d for d, p in passes.items() if p is None)

@@ -7,19 +7,30 @@ The reply is read leniently (``parsing.parse_stale_judgement``: our shape and
 STALE's own ``{"dim1_eval": {"reasoning", "pass"}}`` alike).
 
 A judge's failure is not the model's failure: an error, an empty, refused or
-unreadable reply, or a missing verdict leaves that dimension unscored, NaN in
-the score (Inspect's unscored value, which its reducers skip), and marks the
-scenario ``judge_failed``. Accuracy is computed over judged answers only. A
+unreadable reply, or a reply without a readable verdict for every dimension
+it was asked (``stale_judgement.py`` says which JSON counts as the verdict)
+leaves the whole scenario unscored, every cell NaN (Inspect's unscored value,
+which its reducers skip), and marks it ``judge_failed``: a verdict is never
+taken from part of a reply. Accuracy is computed over judged answers only. A
 probe the sample never answered (an Inspect limit stopped it first) is
 unscored too and counted as ``unanswered``; with no answer at all the judge
 is not called.
 
+Answers a judge cannot fairly grade: an empty answer (nothing but
+whitespace) cannot pass, so it fails its dimension without being sent to the
+judge (counted, ``empty_answers``); an answer cut at a length limit (stop
+reason ``max_tokens`` or ``model_length``) is sent with a note telling the
+judge it was cut, and counted (``truncated_answers``).
+
 The score value is keyed by dimension x conflict type (``dim2_T1``), the
 sample's own type only, each 1.0 (pass), 0.0 (fail) or NaN (unscored); plus
-``judge_failed`` (0/1), ``unanswered`` and ``answer_chars``. A metric with
-nothing judged is NaN, not 0.0 (the suite's other tasks log 0.0): a cell
-whose every judgement failed must not read as failed. Each ratio below is one function
-over those values, used by the task's metrics and by ``spatialstale report``.
+``judge_failed`` (0/1), ``unanswered``, ``empty_answers``,
+``truncated_answers`` and ``answer_chars``. A metric with nothing judged is
+NaN, not 0.0 (the suite's other tasks log 0.0): a cell whose every judgement
+failed must not read as failed. ``overall`` is the mean of the six type x
+dimension cells, NaN when any of them has no judged answer (a run of one type
+or of fewer dimensions has no overall). Each ratio below is one function over
+those values, used by the task's metrics and by ``spatialstale report``.
 
 Re-judging a log with another grader (Inspect records the scorer without its
 package, so name it):
@@ -49,6 +60,7 @@ from inspect_ai.util import JSONSchema
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.counts import ratio
 from spatialstale_evals.harness.metrics import defined, named_metric
+from spatialstale_evals.harness.parsing import CUT_STOP_REASONS
 from spatialstale_evals.harness.schemas import flag, obj, response_config, text
 from spatialstale_evals.stale_corpus.corpus import STALE_DIMENSIONS, STALE_TYPES
 from spatialstale_evals.stale_corpus.judgement import StaleJudgement, judge_key, parse_stale_judgement
@@ -78,11 +90,25 @@ def cell_key(dimension: str, conflict_type: str) -> str:
     return f"{dimension}_{conflict_type}"
 
 
+def is_empty(answer: Mapping[str, Any]) -> bool:
+    """An answer with nothing but whitespace: it cannot pass, no judge is asked."""
+    return not str(answer.get("answer") or "").strip()
+
+
+def is_cut(answer: Mapping[str, Any]) -> bool:
+    """An answer a length limit stopped before it finished."""
+    return answer.get("stop_reason") in CUT_STOP_REASONS
+
+
+def judge_pair(dimension: str, answer: Mapping[str, Any]) -> str:
+    """One question and its answer as the judge reads them, with the cut note when it was cut."""
+    pair = prompts.STALE_JUDGE_PAIR.format(dimension=dimension, query=answer["query"], answer=answer["answer"])
+    return pair + (prompts.STALE_JUDGE_CUT.format(dimension=dimension) if is_cut(answer) else "")
+
+
 def judge_messages(meta: Mapping[str, Any], answers: Mapping[str, Mapping[str, Any]]) -> list[ChatMessage]:
     """The judge's rubric, then the truth and every answered question with its answer."""
-    pairs = "\n\n".join(
-        prompts.STALE_JUDGE_PAIR.format(dimension=d, query=a["query"], answer=a["answer"]) for d, a in answers.items()
-    )
+    pairs = "\n\n".join(judge_pair(d, a) for d, a in answers.items())
     user = prompts.STALE_JUDGE_USER.format(
         m_old=meta["m_old"],
         m_new=meta["m_new"],
@@ -117,13 +143,17 @@ async def judge(
 def score_value(
     judgement: StaleJudgement, conflict_type: str, asked: Sequence[str], answers: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, float | int]:
-    """The sample's cells (NaN: unscored or unanswered) and its counts, as the module docstring says."""
+    """The sample's cells and its counts, as the module docstring says: a failed
+    judgement leaves every cell NaN; otherwise an empty answer is 0.0, a judged
+    one its verdict, an unanswered one NaN."""
     value: dict[str, float | int] = {}
     for d in asked:
-        verdict = judgement.passes.get(d)
-        value[cell_key(d, conflict_type)] = math.nan if verdict is None else float(verdict)
+        verdict = False if d in answers and is_empty(answers[d]) else judgement.passes.get(d)
+        value[cell_key(d, conflict_type)] = math.nan if judgement.failed or verdict is None else float(verdict)
     value["judge_failed"] = int(judgement.failed)
     value["unanswered"] = sum(d not in answers for d in asked)
+    value["empty_answers"] = sum(is_empty(a) for a in answers.values())
+    value["truncated_answers"] = sum(is_cut(a) and not is_empty(a) for a in answers.values())
     value["answer_chars"] = sum(a["answer_chars"] for a in answers.values()) / max(len(answers), 1)
     return value
 
@@ -157,11 +187,21 @@ def cell_keys(values: Sequence[Mapping[str, Any]]) -> list[str]:
     return [k for k in CELLS if k in found]
 
 
+def missing_cells(values: Sequence[Mapping[str, Any]]) -> int:
+    """How many of the six type x dimension cells have no judged answer."""
+    return sum(not judged(values, k) for k in CELLS)
+
+
 def overall_of(values: Sequence[Mapping[str, Any]]) -> float | None:
-    """The mean of the accuracies of the cells the run asked (upstream's
-    "Overall": the mean of its six type x dimension cells)."""
-    found = [a for a in (accuracy_of(k)(values) for k in cell_keys(values)) if a is not None]
-    return sum(found) / len(found) if found else None
+    """Upstream's "Overall": the mean of the six type x dimension cells'
+    accuracies; None (NaN) when any cell has no judged answer, never a mean of fewer."""
+    found = [accuracy_of(k)(values) for k in CELLS]
+    return None if any(a is None for a in found) else sum(found) / len(found)  # type: ignore[arg-type]
+
+
+def total_of(key: str) -> StaleRatio:
+    """The sum of a per-sample count over the samples (``empty_answers``: how many answers were empty)."""
+    return lambda values: float(sum(int(v.get(key, 0)) for v in values))
 
 
 def mean_of(key: str) -> StaleRatio:
@@ -177,6 +217,8 @@ STALE_RATIOS: dict[str, StaleRatio] = {
     "overall": overall_of,
     "judge_failure_rate": mean_of("judge_failed"),
     "unanswered": mean_of("unanswered"),
+    "empty_answers": total_of("empty_answers"),
+    "truncated_answers": total_of("truncated_answers"),
     "answer_chars": mean_of("answer_chars"),
 }
 
@@ -218,15 +260,18 @@ def stale_judge(structured_output: bool = False):
         asked: list[str] = stored.asked if stored.asked is not None else list(answers)
         meta, judgement, reply = state.metadata, StaleJudgement({}), ""
         model = get_model(role=GRADER_ROLE, required=True)
-        if answers:
-            judgement, reply = await judge(model, judge_messages(meta, answers), list(answers), structured_output)
+        graded = {d: a for d, a in answers.items() if not is_empty(a)}  # an empty answer fails unjudged
+        if graded:
+            judgement, reply = await judge(model, judge_messages(meta, graded), list(graded), structured_output)
         value = score_value(judgement, meta["type"], asked, answers)
-        passed = [d for d, p in judgement.passes.items() if p]
+        passed = [] if judgement.failed else [d for d in asked if value.get(cell_key(d, meta['type'])) == 1.0]
         # the grader's name here, not only in the log header: ``inspect score`` leaves the header's
         said = {"model": str(model), "reply": reply, "problem": judgement.problem, "reasons": judgement.reasons}
         explanation = (
             (f"judge failed ({judgement.problem}); " if judgement.failed else "")
             + (f"unanswered: {value['unanswered']}; " if value["unanswered"] else "")
+            + (f"empty (failed unjudged): {value['empty_answers']}; " if value["empty_answers"] else "")
+            + (f"cut at a length limit: {value['truncated_answers']}; " if value["truncated_answers"] else "")
             + f"passed: {', '.join(passed) or 'none'} of {', '.join(asked)} ({meta['type']})"
         )
         return Score(

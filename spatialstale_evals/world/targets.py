@@ -21,12 +21,20 @@ claims, cells with an implicit placement (below) come before those without,
 so that all three dimensions ask about the same cells wherever they can.
 
 The ``implicit`` probe stands the agent on a **placement** next to the target
-(``placement``), from which the memory route's next step is the target. Only
+(``placements``), from which the memory route's next step is the target. Only
 SAFE claims can be a route step, so it has ``stale_thaw`` targets (pass: not
 stepping into the hole) and ``valid_safe`` controls (pass: taking the step).
 For a control the step must also be the only shortest move on the true grid,
 so an agent that simply avoids the target fails it and one that reads the
-observation passes. A target without such a placement is skipped (counted).
+observation passes. Placements are **paired by move**: each placed thaw
+target has a control placed for the same move (UP, DOWN, LEFT or RIGHT;
+``match_moves``), so on every instance the implicit probe asks each move of
+the thaw targets exactly as often as of the controls, and an agent that moves
+without looking (always RIGHT, or at random) scores 0.5 balanced. Routes run
+from S at the top left to G at the bottom right, so most steps are DOWN or
+RIGHT; unpaired, the thaw targets' placements leaned DOWN and the controls'
+RIGHT, which a blind mover could exploit. A target without a paired placement
+is skipped (counted), thaw target and control alike.
 Freeze targets are left out of ``implicit``: memory routes around a DANGER
 claim, so no placement makes the newly safe cell "the next step of memory's
 route", and no single move shows that the agent noticed it.
@@ -36,13 +44,15 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 from spatialstale_evals.world.grid import (
+    DELTAS,
     FROZEN,
     GOAL,
     HOLE,
+    MOVE_ORDER,
     Cell,
     Grid,
     goal_of,
@@ -141,17 +151,20 @@ def distances(grid: Sequence[str], sources: Sequence[Cell], passable: bool = Fal
     return dist
 
 
-def placement(target: MemoryEntry, kind: TargetKind, memory: Sequence[MemoryEntry], grid: Grid) -> Cell | None:
-    """Where the implicit probe stands the agent: the first neighbour of the
-    target (in action order) that is ice now and claimed SAFE, from which the
-    memory route's first step is the target; for a control, the target must
-    also be the only shortest move on ``grid``. None when there is none."""
+def placements(target: MemoryEntry, kind: TargetKind, memory: Sequence[MemoryEntry], grid: Grid) -> dict[str, Cell]:
+    """Every cell the implicit probe could stand the agent on, by the move that
+    steps onto the target from it (in action order): a neighbour of the target
+    that is ice now and claimed SAFE, from which the memory route's first step
+    is the target; for a control, the target must also be the only shortest
+    move on ``grid``. Empty when there is none (or the kind is not a route kind)."""
     if kind not in ROUTE_KINDS:
-        return None
+        return {}
     belief, goal = memory_grid(memory, grid), goal_of(grid)
     to_goal = distances(grid, [goal], passable=True)
-    for cell in neighbours(grid, target.cell):
-        if grid[cell[0]][cell[1]] != FROZEN or belief[cell[0]][cell[1]] != FROZEN:
+    found: dict[str, Cell] = {}
+    for action, (dr, dc) in DELTAS.items():
+        cell = (target.row - dr, target.col - dc)  # the move ``action`` from ``cell`` lands on the target
+        if not in_bounds(grid, cell) or grid[cell[0]][cell[1]] != FROZEN or belief[cell[0]][cell[1]] != FROZEN:
             continue
         route = shortest_path(belief, cell, goal)
         if not route or len(route) < 2 or route[1] != target.cell:
@@ -160,8 +173,48 @@ def placement(target: MemoryEntry, kind: TargetKind, memory: Sequence[MemoryEntr
             best = [n for n in neighbours(grid, cell) if to_goal.get(n, -1) == to_goal.get(cell, 0) - 1]
             if best != [target.cell]:
                 continue
-        return cell
-    return None
+        found[action] = cell
+    return found
+
+
+def match_moves(thaws: Sequence[dict[str, Cell]], controls: Sequence[dict[str, Cell]]) -> dict[int, tuple[int, str]]:
+    """Pairs each thaw target (by index) with a control (index) that can be
+    placed for the same move, as many pairs as possible (augmenting paths,
+    earlier thaws and controls first, so the pairing is a function of their
+    order); each pair's move is the first both admit in action order."""
+    owner: dict[int, int] = {}  # control -> thaw
+
+    def augment(t: int, seen: set[int]) -> bool:
+        for c, moves in enumerate(controls):
+            if c in seen or not moves.keys() & thaws[t].keys():
+                continue
+            seen.add(c)
+            if c not in owner or augment(owner[c], seen):
+                owner[c] = t
+                return True
+        return False
+
+    for t in range(len(thaws)):
+        augment(t, set())
+    return {t: (c, next(a for a in MOVE_ORDER if a in thaws[t] and a in controls[c])) for c, t in owner.items()}
+
+
+def _balanced(thaws: list[Target], pool: list[Target], moves: dict[str, dict[str, Cell]]) -> list[Target]:
+    """The valid-SAFE controls of ``thaws`` (as many), every placed thaw target
+    paired with a control placed for the same move (``match_moves``): so the
+    implicit probe's thaw targets and controls ask for each move equally often,
+    and an agent that ignores the lake (always RIGHT, a random move) scores
+    0.5 balanced. A thaw target or control left unpaired is not placed (its
+    implicit probe is skipped); the remaining controls are taken by rank."""
+    thaw_moves = [moves[t.entry.id] for t in thaws]
+    pairs = match_moves(thaw_moves, [moves[c.entry.id] for c in pool])
+    placed = {c: (t, action) for t, (c, action) in pairs.items()}
+    for i, t in enumerate(thaws):
+        action = pairs[i][1] if i in pairs else None
+        thaws[i] = replace(t, placement=thaw_moves[i][action] if action else None)
+    controls = [replace(c, placement=moves[c.entry.id][placed[j][1]]) for j, c in enumerate(pool) if j in placed]
+    rest = [replace(c, placement=None) for j, c in enumerate(pool) if j not in placed]
+    return sorted(controls + rest[: max(len(thaws) - len(controls), 0)], key=target_order)
 
 
 def choose_targets(instance: Instance, per_kind: int) -> list[Target]:
@@ -169,25 +222,33 @@ def choose_targets(instance: Instance, per_kind: int) -> list[Target]:
     the same claim (a valid SAFE per stale thaw, a valid DANGER per
     stale freeze; on an instance with nothing stale, as on L0, up to
     ``per_kind`` of each control), ranked by ``target_order``, in ``KINDS``
-    order: a function of the instance."""
+    order, the implicit placements paired by move (``_balanced``) when there
+    are thaw targets: a function of the instance."""
     grid = instance.final_grid()
     cells = [e for e in instance.memory if not e.is_note]
     route = memory_route(cells, grid)
     near = distances(grid, route) if route else {}
     far = instance.height + instance.width  # no route: every cell equally far
-    chosen: dict[str, list[Target]] = {}
+    pools: dict[str, list[Target]] = {}
+    moves: dict[str, dict[str, Cell]] = {}  # by entry id
     for kind in KINDS:
-        pool = [
-            Target(e, kind, grid[e.row][e.col] != HOLE, near.get(e.cell, far), placement(e, kind, cells, grid))
-            for e in cells
-            if kind_of(e, grid) == kind
-        ]
+        pool = []
+        for e in cells:
+            if kind_of(e, grid) != kind:
+                continue
+            found = placements(e, kind, cells, grid)
+            first = next(iter(found.values()), None)
+            target = Target(e, kind, grid[e.row][e.col] != HOLE, near.get(e.cell, far), first)
+            moves[e.id] = found
+            pool.append(target)
         # SAFE claims with a placement first: every dimension can ask about them
-        pool.sort(key=target_order)
-        chosen[kind] = pool[:per_kind]
+        pools[kind] = sorted(pool, key=target_order)
+    chosen = {kind: pools[kind][:per_kind] for kind in KINDS}
     if any(chosen[k] for k in STALE_KINDS):  # as many controls as stale targets of the same claim
-        for control, stale in CONTROL_OF.items():
-            chosen[control] = chosen[control][: len(chosen[stale])]
+        chosen["valid_danger"] = chosen["valid_danger"][: len(chosen["stale_freeze"])]
+        thaws = chosen["stale_thaw"]
+        chosen["valid_safe"] = _balanced(thaws, pools["valid_safe"], moves)
+        chosen["stale_thaw"] = sorted(thaws, key=target_order)
     return [t for kind in KINDS for t in chosen[kind]]
 
 
