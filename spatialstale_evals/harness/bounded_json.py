@@ -14,7 +14,8 @@ of many ``{`` takes time quadratic in its length. Here:
   to the decoder, as its own short string, so its recursion is bounded and a
   failure costs its own length.
 * The whole search is linear in the reply: a scan that went too deep hands
-  its open brackets on to the next candidate instead of rescanning them, a
+  its open brackets on to the candidates inside it instead of rescanning
+  them (the last ``CARRIED`` such scans are kept), a
   candidate that never closes marks every bracket open at the end as never
   closing, and the total text scanned is capped at ``SCAN_FACTOR`` times the
   reply's length (plus ``SCAN_SLACK``); past that cap the search stops with
@@ -41,6 +42,10 @@ MAX_DEPTH = 64
 SCAN_FACTOR = 4
 #: ... plus this many characters.
 SCAN_SLACK = 65_536
+
+#: How many deep scans' open brackets are kept for the starts that follow (a
+#: reply may interleave a few scans in different string contexts: ``"{"{"{``).
+CARRIED = 4
 
 _STRUCTURE = re.compile(r'[{}\[\]"]')
 #: The rest of a JSON string after its opening quote, through its closing quote.
@@ -112,8 +117,8 @@ def json_values(text: str) -> Found:
         return found
     budget = SCAN_FACTOR * len(text) + SCAN_SLACK
     never_closes: set[int] = set()
-    carried: deque[int] = deque()  # the brackets still open when a scan went too deep ...
-    carried_at = 0  # ... and where it stopped
+    # the brackets still open when a recent scan went too deep, and where it stopped
+    carried: list[tuple[deque[int], int]] = []
     pos = 0
     while (start := text.find("{", pos)) >= 0:
         pos = start + 1
@@ -123,21 +128,23 @@ def json_values(text: str) -> Found:
             openers = [m.start() for m in _OPENER.finditer(text, start, run.end())]
             pos = openers[-MAX_DEPTH - 1] + 1
             found.limit = found.limit or "depth"
-            carried = deque()
             continue
-        while carried and carried[0] < start:
-            carried.popleft()
-        if carried and carried[0] == start:  # the scan from here is the deep one, minus its outer brackets
-            stack, at = carried, carried_at
-        else:
-            stack, at = deque([start]), start + 1
-        carried = deque()
+        stack, at = deque([start]), start + 1
+        for open_, _ in carried:
+            while open_ and open_[0] < start:
+                open_.popleft()
+        for index, (open_, stopped) in enumerate(carried):
+            if open_ and open_[0] == start:  # the scan from here is that deep one, minus its outer brackets
+                stack, at = open_, stopped
+                del carried[index]
+                break
+        carried = [(open_, stopped) for open_, stopped in carried if open_]
         scan = _bracket_scan(text, stack, at, budget)
         budget -= scan.cost
         if scan.deep:
             found.limit = found.limit or "depth"
-            carried, carried_at = scan.stack, scan.at
-            carried.popleft()
+            scan.stack.popleft()
+            carried = [*carried[-(CARRIED - 1) :], (scan.stack, scan.at)]
             continue
         if scan.end is None:
             if budget < 0:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spatialstale_evals.harness import prompts
-from spatialstale_evals.harness.bounded_json import json_values
+from spatialstale_evals.harness.bounded_json import MAX_DEPTH, json_values
 from spatialstale_evals.world.grid import ACTIONS
 from spatialstale_evals.world.memory import DANGER, SAFE
 
@@ -264,6 +264,26 @@ def parse_audit_reply(
     return parsed
 
 
+class _TooDeep:
+    """Stands in, in a message, for a value nested too deep to print."""
+
+    def __repr__(self) -> str:
+        return f"<a value nested over {MAX_DEPTH} deep>"
+
+
+def _printable(value: Any) -> Any:
+    """``value`` itself, unless it nests deeper than ``MAX_DEPTH`` (its ``repr`` would
+    recurse once per level): then a stand-in saying so."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, tuple, dict)):
+            if depth >= MAX_DEPTH:
+                return _TooDeep()
+            stack.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item))
+    return value
+
+
 @dataclass(frozen=True)
 class MoveChoice:
     """The action a navigation reply yields, or why it yields none."""
@@ -295,7 +315,7 @@ def parse_move(tool_calls: Sequence[Any] | None) -> MoveChoice:
     value = arguments["direction"]
     direction = value.strip().upper() if isinstance(value, str) else None
     if direction not in ACTIONS:
-        return MoveChoice(None, prompts.INVALID_DIRECTION.format(value=value), extra)
+        return MoveChoice(None, prompts.INVALID_DIRECTION.format(value=_printable(value)), extra)
     return MoveChoice(direction, None, extra)
 
 
