@@ -69,9 +69,13 @@ def loggable_output(output: ModelOutput) -> ModelOutput:
     loggable, the replacements counted in the sample's store."""
     if _is_loggable(output):
         return output
-    data, replaced = loggable_value(output.model_dump())
+    try:
+        data, replaced = loggable_value(output.model_dump())
+        clean = ModelOutput.model_validate(data)
+    except Exception:  # noqa: BLE001 - not a text problem: left to Inspect, as before
+        return output
     count_replaced(replaced)
-    return ModelOutput.model_validate(data)
+    return clean
 
 
 def count_replaced(count: int) -> None:
