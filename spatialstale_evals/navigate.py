@@ -41,6 +41,7 @@ from spatialstale_evals.world.dataset import SIZES, Size
 from spatialstale_evals.world.observation import covers_grid
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
+from spatialstale_evals.world.validate import MAX_STEPS
 
 TASK_VERSION = task_version()
 
@@ -64,10 +65,10 @@ def check_args(
     check_choice("strategy", strategy, STRATEGIES)
     check_choice("modality", modality, OBSERVATIONS)
     check_positive_int("batch_size", batch_size)
-    check_positive_int("history", history, allow_zero=True)
+    check_positive_int("history", history, allow_zero=True, most=MAX_STEPS)
     check_positive_int("epochs", epochs)
     if max_steps is not None:
-        check_positive_int("max_steps", max_steps)
+        check_positive_int("max_steps", max_steps, most=MAX_STEPS)
     if view_radius is not None:
         check_positive_int("view_radius", view_radius, allow_zero=True)
     check_choice("filter_mode", filter_mode, FILTER_MODES)
@@ -77,6 +78,11 @@ def check_args(
     if audit_format and policy.audit_batch_size(1, batch_size) is None:
         named = ", ".join(f"{k}={v!r}" for k, v in audit_format.items())
         raise NotApplicable(f"{named}: the format of the auditor's verdicts; {strategy} asks no auditor")
+    if batch_size != defaults(navigate)["batch_size"] and policy.audit_batch_size(1000, 1) == policy.audit_batch_size(
+        1000, 2
+    ):
+        how = "asks no auditor" if policy.audit_batch_size(1, 1) is None else "audits every entry in one call"
+        raise NotApplicable(f"batch_size={batch_size}: the entries per audit call; {strategy} {how}")
     output = audit_format.get("output", defaults(navigate)["output"])
     if filter_mode in NEEDS_CORRECTIONS and not policy.corrects(output):
         editing = ", ".join(name for name, f in FORMATS.items() if f.edits)

@@ -34,6 +34,7 @@ from spatialstale_evals.probing.probes import (
 )
 from spatialstale_evals.probing.scoring import probe_scorer
 from spatialstale_evals.world.dataset import SIZES, Size
+from spatialstale_evals.world.grid import MAX_SIDE
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
 
@@ -93,7 +94,7 @@ def probe(
     render_args = pick(locals(), IMAGE_PARAMS)
     check_choice("modality", modality, OBSERVATIONS)
     check_choice("conversation", conversation, CONVERSATIONS)
-    check_positive_int("targets_per_kind", targets_per_kind)
+    check_positive_int("targets_per_kind", targets_per_kind, most=MAX_SIDE * MAX_SIDE)
     check_bool("show_store", show_store)
     check_bool("structured_output", structured_output)
     check_choice("size", size, SIZES)

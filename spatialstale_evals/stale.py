@@ -17,9 +17,11 @@ from typing import Any, Literal, get_args
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
+from inspect_ai.model._model import active_model  # not exported; the active model while an eval builds tasks
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.params import (
+    NotApplicable,
     check_bool,
     check_choice,
     check_positive_int,
@@ -39,7 +41,7 @@ from spatialstale_evals.stale_corpus.corpus import (
     load_corpus,
     record_sample,
 )
-from spatialstale_evals.stale_corpus.scoring import stale_judge, stale_metrics
+from spatialstale_evals.stale_corpus.scoring import require_grader, stale_judge, stale_metrics
 
 TASK_VERSION = task_version()
 logger = logging.getLogger(__name__)
@@ -131,6 +133,12 @@ def stale(
     check_positive_int("context_tokens", context_tokens)
     check_bool("strict", strict)
     check_bool("structured_output", structured_output)
+    if hub_revision != HUB_REVISION and source != "hub":
+        raise NotApplicable(
+            f"hub_revision={hub_revision!r}: the revision source=hub downloads; source={source} reads path"
+        )
+    if active_model() is not None:  # built by an eval (not called directly): refuse to start without the judge
+        require_grader()
     file, commit = _corpus_file(path, source, hub_revision)
     corpus = load_corpus(file, strict=strict)
     samples = [record_sample(r, context_tokens) for r in corpus.records if r.type in asked_types]

@@ -21,6 +21,7 @@ from inspect_ai.util import JSONSchema, span
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.counts import f1_from_counts
+from spatialstale_evals.harness.loggable import loggable_output
 from spatialstale_evals.harness.observe import Observation, observation_parts, user_message
 from spatialstale_evals.harness.params import NotApplicable, check_choice, check_unit_interval, defaults
 from spatialstale_evals.harness.parsing import Judgement, parse_audit_reply
@@ -171,7 +172,7 @@ async def audit_entries(
     todo = batches(entries, batch_size)
     for index, batch in enumerate(todo):
         messages = audit_messages(grid, agent, batch, modality, output)
-        reply = await model.generate(messages, config=config)
+        reply = loggable_output(await model.generate(messages, config=config))
         if conversation is not None:
             if not conversation:
                 conversation.append(messages[0])  # the system message, the same in every batch

@@ -40,9 +40,12 @@ def check_subset(name: str, value: Any, choices: Sequence[str]) -> tuple[str, ..
     return tuple(c for c in choices if c in picked)
 
 
-def check_positive_int(name: str, value: Any, allow_zero: bool = False) -> int:
+def check_positive_int(name: str, value: Any, allow_zero: bool = False, most: int | None = None) -> int:
+    """``value`` when it is a positive (or, ``allow_zero``, non-negative) integer of at most ``most``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < (0 if allow_zero else 1):
         raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} integer; got {value!r}")
+    if most is not None and value > most:
+        raise ValueError(f"{name} must be at most {most:,}; got {value:,}")
     return value
 
 

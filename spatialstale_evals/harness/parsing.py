@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.bounded_json import MAX_DEPTH, json_values
 from spatialstale_evals.world.grid import MOVE_ORDER
 from spatialstale_evals.world.memory import DANGER, SAFE
 
@@ -167,25 +169,16 @@ def read_claim(value: Any) -> str | None:
 def _objects(text: str) -> list[dict[str, Any]]:
     """Every JSON object in ``text`` that looks like a judgement, in order.
 
-    Scans each ``{`` and decodes greedily, so it copes with prose around the
-    JSON, code fences, several blocks, a list cut off mid-way (the complete
-    objects before the cut survive) and wrapper objects like
-    ``{"results": [...]}``.
+    Decodes greedily at each ``{``, so it copes with prose around the JSON,
+    code fences, several blocks, a list cut off mid-way (the complete objects
+    before the cut survive) and wrapper objects like ``{"results": [...]}``.
+    Bounded (``bounded_json``): an over-long reply or a value nested too deep
+    yields nothing, in time linear in the reply.
     """
-    decoder = json.JSONDecoder()
     found: list[dict[str, Any]] = []
-    pos = 0
-    while True:
-        start = text.find("{", pos)
-        if start < 0:
-            return found
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except ValueError:
-            pos = start + 1
-            continue
+    for value in json_values(text).values:
         found.extend(_flatten(value))
-        pos = end
+    return found
 
 
 def _flatten(value: Any) -> Iterable[dict[str, Any]]:
@@ -275,6 +268,26 @@ def parse_audit_reply(
     return parsed
 
 
+class _TooDeep:
+    """Stands in, in a message, for a value nested too deep to print."""
+
+    def __repr__(self) -> str:
+        return f"<a value nested over {MAX_DEPTH} deep>"
+
+
+def _printable(value: Any) -> Any:
+    """``value`` itself, unless it nests deeper than ``MAX_DEPTH`` (its ``repr`` would
+    recurse once per level): then a stand-in saying so."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, tuple, dict)):
+            if depth >= MAX_DEPTH:
+                return _TooDeep()
+            stack.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item))
+    return value
+
+
 @dataclass(frozen=True)
 class MoveChoice:
     """The action a navigation reply yields, or why it yields none."""
@@ -306,7 +319,7 @@ def parse_move(tool_calls: Sequence[Any] | None) -> MoveChoice:
     value = arguments["direction"]
     direction = value.strip().upper() if isinstance(value, str) else None
     if direction not in MOVE_ORDER:
-        return MoveChoice(None, prompts.INVALID_DIRECTION.format(value=value), extra)
+        return MoveChoice(None, prompts.INVALID_DIRECTION.format(value=_printable(value)), extra)
     return MoveChoice(direction, None, extra)
 
 
@@ -331,22 +344,17 @@ class ProbeAnswer:
 
 def all_objects(text: str) -> list[dict[str, Any]]:
     """Every JSON object in ``text``, outer ones before those nested in them
-    (prose and code fences around the JSON allowed)."""
-    decoder, found, pos = json.JSONDecoder(), [], 0
-    while (start := text.find("{", pos)) >= 0:
-        try:
-            value, pos = decoder.raw_decode(text, start)
-        except ValueError:
-            pos = start + 1
-            continue
-        stack = [value]
-        while stack:
-            item = stack.pop(0)
+    (prose and code fences around the JSON allowed; bounded as ``_objects`` is)."""
+    found: list[dict[str, Any]] = []
+    for value in json_values(text).values:
+        queue = deque([value])
+        while queue:
+            item = queue.popleft()
             if isinstance(item, dict):
                 found.append(item)
-                stack += list(item.values())
+                queue.extend(item.values())
             elif isinstance(item, list):
-                stack += item
+                queue.extend(item)
     return found
 
 

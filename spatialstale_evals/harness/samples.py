@@ -11,6 +11,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import TaskState
 from inspect_ai.util import StoreModel
 
+from spatialstale_evals.harness.loggable import record_replacements
 from spatialstale_evals.harness.prompts import PROMPT_VERSION, SAMPLE_INPUT
 from spatialstale_evals.world import dataset as world_dataset
 from spatialstale_evals.world.instance import Instance
@@ -139,3 +140,4 @@ def record_instance(state: TaskState, instance: Instance) -> None:
     ~475 nodes were the largest part of the harness's own logging cost; one
     string is one node (README, Performance)."""
     state.store_as(SampleState).instance_json = world_dataset.instance_line(instance)
+    record_replacements(state.metadata)

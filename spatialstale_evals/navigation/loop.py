@@ -33,6 +33,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.audit import FORMATS, audit_span, audit_summary
 from spatialstale_evals.harness.counts import confusion, edit_counts, f1_from_counts
+from spatialstale_evals.harness.loggable import loggable_output
 from spatialstale_evals.harness.memory_text import MemoryFraming, MemoryPosition, MemoryStyle, system_prompt, written
 from spatialstale_evals.harness.memory_view import FilterMode
 from spatialstale_evals.harness.metrics import NAVIGATION_METRICS
@@ -206,11 +207,13 @@ class Navigation:
         """Show the navigator this step's prompt; its reply."""
         s = self.settings
         user = step_message(self.episode, s.observation, self.policy, s.memory_position)
-        output = await self.navigator.generate(
-            model_input(self.system, self.turns, user, self.settings.history),
-            tools=[MOVE_TOOL],
-            tool_choice="auto",
-            config=GenerateConfig(parallel_tool_calls=False),
+        output = loggable_output(
+            await self.navigator.generate(
+                model_input(self.system, self.turns, user, self.settings.history),
+                tools=[MOVE_TOOL],
+                tool_choice="auto",
+                config=GenerateConfig(parallel_tool_calls=False),
+            )
         )
         self.episode.nav_tokens += output.usage.total_tokens if output.usage else 0
         return user, output.message

@@ -38,6 +38,7 @@ from inspect_ai.tool import ToolInfo
 from inspect_ai.util import JSONSchema
 
 from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.loggable import loggable_output
 from spatialstale_evals.harness.move import MOVE_TOOL
 from spatialstale_evals.harness.observe import Observed, Role, observation_parts, user_message
 from spatialstale_evals.harness.params import check_subset
@@ -270,8 +271,10 @@ async def probe_target(
         messages = [*history, user] if settings.conversation == "shared" else [system_message(), user]
         probe = PROBES[dimension]
         config = response_config(f"probe_{dimension}", probe.schema, settings.structured_output)
-        output = await model.generate(
-            messages, tools=list(probe.tools), config=config.merge(GenerateConfig(parallel_tool_calls=False))
+        output = loggable_output(
+            await model.generate(
+                messages, tools=list(probe.tools), config=config.merge(GenerateConfig(parallel_tool_calls=False))
+            )
         )
         outcome, said = verdict(dimension, target, grid, output)
         records.append(

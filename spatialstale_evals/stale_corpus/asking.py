@@ -21,6 +21,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageUser, Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from spatialstale_evals.harness.loggable import loggable_output, record_replacements
 from spatialstale_evals.stale_corpus.scoring import require_grader
 from spatialstale_evals.stale_corpus.state import StaleState
 
@@ -60,7 +61,7 @@ async def ask(
     for dimension in settings.dimensions:
         probe = ChatMessageUser(content=queries[dimension], metadata={"dimension": dimension})
         messages = [*(conversation if settings.conversation == "shared" else history), probe]
-        output = await model.generate(messages)
+        output = loggable_output(await model.generate(messages))
         answers[dimension] = answer_record(queries[dimension], output)
         conversation = [*messages, output.message]
         shown += [probe, output.message]
@@ -79,6 +80,7 @@ def stale_probes(settings: StaleSettings) -> Solver:
             state.messages = await ask(get_model(), state.messages, state.metadata["queries"], settings, answers)
         finally:  # also when a limit stops the sample: the judge grades what was answered
             state.store_as(StaleState).answers = answers
+            record_replacements(state.metadata)
         state.output.completion = " | ".join(a["answer"] for a in answers.values())
         return state
 

@@ -9,7 +9,13 @@ read the same, and must agree when several are given), ``probing_queries`` with
 a list of sessions, each a list of ``{role, content}`` turns, or one flat list
 of turns (one session, whose relevant index may then be left out: it is 0;
 being relevant, a flat history is never trimmed).
-``timestamps``, when given, has one entry per session and is shown as it is.
+``timestamps``, when given, has one entry per session (text, or null for
+none) and is shown as it is. A turn's content must be non-empty text.
+
+Every text of a record is made loggable as it is read (``loggable.py``: a
+lone surrogate becomes U+FFFD); the sample's metadata counts the characters
+replaced (``corpus_replaced_characters``, only when there were some). A file
+nested too deep for the JSON reader is refused as not JSON.
 
 A bad record is reported by its index and uid with what is wrong (``CorpusError``);
 ``strict=False`` skips it instead and counts it (the task records the count).
@@ -35,6 +41,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 
 from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.loggable import loggable_value
 from spatialstale_evals.harness.tokens import count_text_tokens
 
 StaleType = Literal["T1", "T2"]
@@ -68,6 +75,8 @@ class Record:
     sessions: tuple[tuple[tuple[str, str], ...], ...]  # (role, content) turns per session
     timestamps: tuple[str | None, ...]
     relevant: tuple[int, ...]
+    #: Characters of the record's text replaced to make it loggable (``loggable.py``).
+    replaced: int = 0
 
 
 @dataclass(frozen=True)
@@ -113,9 +122,11 @@ def _queries(raw: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _turn(turn: Any, where: str) -> tuple[str, str]:
-    readable = isinstance(turn, Mapping) and isinstance(turn.get("content"), str)
+    readable = isinstance(turn, Mapping) and isinstance(turn.get("content"), str) and turn["content"].strip()
     if not readable or turn.get("role") not in TURN_MESSAGES:
-        raise ValueError(f"{where} must be a {{role: user|assistant, content: text}} turn, got {str(turn)[:60]!r}")
+        raise ValueError(
+            f"{where} must be a {{role: user|assistant, content: non-empty text}} turn, got {str(turn)[:60]!r}"
+        )
     return str(turn["role"]), str(turn["content"])
 
 
@@ -147,7 +158,10 @@ def _timestamps(raw: Mapping[str, Any], n: int) -> tuple[str | None, ...]:
         return (found,)
     if not isinstance(found, list) or len(found) != n:
         raise ValueError(f"timestamps must be a list of one per session ({n}), got {str(found)[:60]!r}")
-    return tuple(None if t is None else str(t) for t in found)
+    bad = [i for i, t in enumerate(found) if t is not None and not isinstance(t, str)]
+    if bad:
+        raise ValueError(f"timestamps[{bad[0]}] must be text or null, got {str(found[bad[0]])[:40]!r}")
+    return tuple(found)
 
 
 def _relevant(raw: Mapping[str, Any], n: int, flat: bool) -> tuple[int, ...]:
@@ -171,17 +185,23 @@ def parse_record(raw: Any, index: int) -> Record:
             raise ValueError(f"a record must be an object, got {type(raw).__name__}")
         text = {key: _text(raw, key) for key in REQUIRED_TEXT}
         sessions, flat = _sessions(raw)
+        (text, queries, sessions, timestamps), replaced = loggable_value(
+            (text, _queries(raw), sessions, _timestamps(raw, len(sessions)))
+        )
         return Record(
             uid=text["uid"],
             m_old=text["M_old"],
             m_new=text["M_new"],
             explanation=text["explanation"],
             type=_type(raw),
-            queries=_queries(raw),
+            queries=queries,
             sessions=sessions,
-            timestamps=_timestamps(raw, len(sessions)),
+            timestamps=timestamps,
             relevant=_relevant(raw, len(sessions), flat),
+            replaced=replaced,
         )
+    except RecursionError:
+        raise CorpusError(f"STALE record {index}: nested too deep to read") from None
     except ValueError as exc:
         raise CorpusError(f"STALE record {index} (uid {uid!r}): {exc}") from None
 
@@ -210,6 +230,8 @@ def load_corpus(path: str | Path, strict: bool = True) -> Corpus:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CorpusError(f"STALE file {file} is not JSON: {exc}") from None
+    except RecursionError:
+        raise CorpusError(f"STALE file {file} is nested too deep to be a STALE corpus") from None
     if not isinstance(data, list):
         raise CorpusError(f"STALE file {file} must hold a JSON list of records, got {type(data).__name__}")
     records, skipped, seen = [], [], set()
@@ -347,5 +369,6 @@ def record_sample(record: Record, budget: int) -> Sample:
             "relevant_sessions": list(record.relevant),
             "trim": trimmed.to_json(len(record.sessions)),
             "stale_prompt_version": prompts.STALE_PROMPT_VERSION,
+            **({"corpus_replaced_characters": record.replaced} if record.replaced else {}),
         },
     )

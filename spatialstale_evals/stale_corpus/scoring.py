@@ -59,6 +59,7 @@ from inspect_ai.util import JSONSchema
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.counts import ratio
+from spatialstale_evals.harness.loggable import REPLACED_KEY, loggable_output
 from spatialstale_evals.harness.metrics import defined, named_metric
 from spatialstale_evals.harness.parsing import CUT_STOP_REASONS
 from spatialstale_evals.harness.schemas import flag, obj, response_config, text
@@ -131,7 +132,7 @@ async def judge(
     the judge's reply text; a call that fails is a failed judgement."""
     config = GenerateConfig(temperature=0).merge(response_config("judgement", verdict_schema(dimensions), structured))
     try:
-        output = await model.generate(messages, config=config)
+        output = loggable_output(await model.generate(messages, config=config))
     except Exception as exc:  # noqa: BLE001 - whatever the grader raises, the scenario is unscored, not failed
         return StaleJudgement(dict.fromkeys(dimensions), problem=f"judge error: {type(exc).__name__}: {exc}"[:300]), ""
     if output.error:
@@ -283,6 +284,7 @@ def stale_judge(structured_output: bool = False):
                 "answers": answers,
                 "judge": said,
                 "trim": meta.get("trim"),
+                **({REPLACED_KEY: replaced} if (replaced := state.store.get(REPLACED_KEY, 0)) else {}),
             },
         )
 

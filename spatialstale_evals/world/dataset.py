@@ -18,6 +18,11 @@ is stored gzip-compressed as ``<regime>.jsonl.gz`` (``mtime=0``). Its
 manifest sha256 is that of the JSONL text inside: gzip's bytes depend on the
 zlib build that wrote them, the text does not, so verification does not either.
 
+Loading also checks what each line says (``world/validate.py``): a file
+edited and re-hashed is refused, before any model call, with the file, the
+line and the field that break a rule, as is a manifest whose fields are not
+of their types.
+
 The canonical set is package data (``spatialstale_evals/data/spatialstale-v1``),
 read through ``importlib.resources``, so it is there after any install (wheel,
 ``pip install git+...``, editable) whatever the working directory.
@@ -37,9 +42,10 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from spatialstale_evals.world.grid import validate_size
+from spatialstale_evals.world.grid import MIN_SIDE, validate_size
 from spatialstale_evals.world.instance import Instance, generate_instance
 from spatialstale_evals.world.regimes import REGIMES, validate_regime
+from spatialstale_evals.world.validate import LineError, check_line
 
 DATASET_VERSION = "spatialstale-v1"
 #: 1.1.0: larger grids scale their change counts with the area
@@ -255,6 +261,17 @@ def read_manifest(folder: str | Path | Traversable) -> dict:
         raise DatasetError(f"{path}: unreadable manifest ({exc})") from exc
     if missing or not isinstance(manifest.get("files"), dict):
         raise DatasetError(f"{path}: manifest lacks {', '.join(missing) or 'a files table'}")
+    for key, low in (("height", MIN_SIDE), ("width", MIN_SIDE), ("count", 1), ("master_seed", 0)):
+        value = manifest[key]
+        if type(value) is not int or value < low:
+            raise DatasetError(f"{path}: {key}: must be an integer of at least {low}, got {str(value)[:30]!r}")
+    for name, entry in manifest["files"].items():
+        ok = isinstance(entry, dict) and isinstance(entry.get("sha256"), str) and type(entry.get("instances")) is int
+        if not ok or entry["instances"] < 1:
+            raise DatasetError(
+                f"{path}: files.{name}: must be {{sha256: text, instances: a positive integer}}, "
+                f"got {str(entry)[:60]!r}"
+            )
     return manifest
 
 
@@ -297,15 +314,45 @@ def load(dataset: str | Path | Traversable | None, regime: str, size: str | None
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DatasetError(f"{folder / name}: not UTF-8 text ({exc})") from exc
-    instances = []
+    return read_instances(text, folder / name, regime, manifest)
+
+
+def read_instances(text: str, path: Traversable, regime: str, manifest: dict) -> list[Instance]:
+    """The instances of one regime's JSONL ``text`` (verified against ``manifest``), each
+    line checked (``world/validate.py``), the ids unique and as many as ``manifest``
+    lists for the file; a ``DatasetError`` names the file (``path``), the line and the
+    field of the first problem."""
+    instances: list[Instance] = []
+    lines: dict[str, int] = {}
+    height, width = manifest["height"], manifest["width"]
+    listed = manifest["files"][path.name]["instances"]
+    # the same bytes read as the same regime and size pass the same checks: once per process
+    key = (manifest["files"][path.name]["sha256"], regime, height, width, listed)
+    checked = key in _CHECKED
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            instances.append(Instance.from_json(json.loads(line)))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise DatasetError(f"{folder / name}:{lineno}: bad instance ({exc})") from exc
+            data = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            raise DatasetError(f"{path}:{lineno}: (line): not a JSON object ({str(exc)[:80]})") from None
+        try:
+            if not checked:
+                check_line(data, regime, height, width)
+        except LineError as exc:
+            raise DatasetError(f"{path}:{lineno}: {exc}") from None
+        if data["id"] in lines:
+            raise DatasetError(f"{path}:{lineno}: id: {data['id']!r} is also the id on line {lines[data['id']]}")
+        lines[data["id"]] = lineno
+        instances.append(Instance.from_json(data))
+    if len(instances) != listed:
+        raise DatasetError(f"{path}: holds {len(instances)} instances; {MANIFEST} (files.{path.name}) lists {listed}")
+    _CHECKED.add(key)
     return instances
+
+
+#: (sha256, regime, height, width, count) of the files that passed ``read_instances``'s checks.
+_CHECKED: set[tuple[str, str, int, int, int]] = set()
 
 
 def verify(dataset: str | Path | Traversable | None, size: str | None = None) -> dict[str, int]:

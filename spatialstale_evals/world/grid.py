@@ -21,6 +21,8 @@ CELL_TYPES = (START, FROZEN, HOLE, GOAL)
 UNSEEN = "?"
 HOLE_FRACTION = 0.25
 MIN_SIDE = 2
+#: The longest grid side the world generates or loads (the canonical sets go to 32).
+MAX_SIDE = 128
 
 #: The move vocabulary, in the order the harness considers moves: neighbour
 #: order (so breadth-first tie-breaks), the scripted agents' tie-breaks, the
@@ -47,6 +49,8 @@ def validate_size(height: int, width: int) -> None:
         raise GridError(
             f"grid must be at least {MIN_SIDE}x{MIN_SIDE} (S and G need distinct cells), got {height}x{width}"
         )
+    if height > MAX_SIDE or width > MAX_SIDE:
+        raise GridError(f"grid sides are at most {MAX_SIDE} cells, got {height}x{width}")
 
 
 def start_of(grid: Sequence[str]) -> Cell:

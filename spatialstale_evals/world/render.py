@@ -43,6 +43,9 @@ LINE_COLOUR: RGB = (255, 255, 255)
 LABEL_LINE_PX, LABEL_X, LABEL_Y = 11, 3, 2
 #: Below this a cell has no room for the marker and a clear sample point.
 MIN_CELL_PX = 12
+#: The longest side a rendered grid may have (``image_cell_px`` times the longer
+#: grid side): a bound on the memory one image takes (about 50 MB at 4096 x 4096 RGB).
+MAX_IMAGE_SIDE_PX = 4096
 #: What the ``letter`` marker writes.
 MARKER_LETTER = "A"
 
@@ -166,6 +169,13 @@ class RenderStyle:
             raise ValueError(
                 f"image_palette={self.palette} tells cell types apart by the letter in each label; "
                 "it needs image_labels=true"
+            )
+        most = MAX_IMAGE_SIDE_PX // max(height, width)
+        if self.cell_px > most:
+            raise ValueError(
+                f"image_cell_px={self.cell_px} draws a grid of {height}x{width} cells "
+                f"{self.cell_px * max(height, width):,} px wide; images are at most {MAX_IMAGE_SIDE_PX} px a side, "
+                f"so image_cell_px is at most {most} at this size"
             )
         need = min_cell_px(height, width, self)
         if self.cell_px < need:
