@@ -93,10 +93,10 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 def hosted_eval_args(model: str, base_url: str | None) -> dict[str, Any]:
     """What ``inspect_ai.eval`` needs to run ``model`` at ``base_url``: the URL
     and, for Inspect's ``openai`` provider, ``responses_api=False``. That
-    provider sends a model name it does not know as OpenAI's (anything but
-    ``gpt-N`` below 5, e.g. a llama.cpp or vLLM model name) to the Responses API
-    (``/v1/responses``), which most OpenAI-compatible servers do not have
-    (404); the flag makes it use chat completions (docs/models.md)."""
+    provider sends every name but an older ``gpt-`` one (below ``gpt-5``) to the
+    Responses API (``/v1/responses``), a name it does not know (a llama.cpp or
+    vLLM model's) included, and most OpenAI-compatible servers answer it with
+    404; the flag makes it use chat completions (docs/models.md)."""
     if base_url is None:
         return {}
     args: dict[str, Any] = {"model_base_url": base_url}
