@@ -1,32 +1,41 @@
-"""What the quickstart's tasks cost the local model, in tokens and seconds:
-the source of ``quickstart.QUICK_TOKENS`` (its time estimates) and of the
-timings the docs give.
+"""What the quickstart's tasks cost the local model, in tokens and seconds: the
+calibration of the quickstart's time estimates
+(``spatialstale_evals/quickstart_calibration.json``).
 
-    python benchmarks/quickstart_time.py [--limit 3] [--max-steps 10]
+    python benchmarks/quickstart_time.py [--limit 3] [--max-steps 10] [--write]
 
 Starts the bundled SmolLM2 server, measures its speed (``local_model.speed``),
 runs the quickstart's three tasks with ``--limit`` seeds / episodes, and
-prints per task: its wall time beside the estimate the quickstart would have
-printed (from the current ``QUICK_TOKENS``), and the mean tokens per seed or
-episode read from the logs' model events: new prompt tokens (``input_tokens``:
-llama.cpp counts the ones it did not find in its prompt cache) and reply
-tokens. A navigate episode's tokens are split into a part per episode (the
-audits, and the first step's prompt, which holds all 64 memory notes) and a
-part per step (a later step's prompt, every step's reply). The last line is
-the ``QUICK_TOKENS`` these runs measured. Wall times depend on the machine's
-load (printed with ``os.getloadavg``); token counts do not.
+prints per task: its wall time beside the estimate the quickstart printed
+(from the calibration file as it stands) and its error, and the mean tokens
+per seed or episode read from the logs' model events: new prompt tokens
+(``input_tokens``: llama.cpp counts the ones it did not find in its prompt
+cache) and reply tokens. A navigate episode's tokens are split into a part per
+episode (the audits, and the first step's prompt, which holds all 64 memory
+notes) and a part per step (a later step's prompt, every step's reply).
+
+From them it computes the calibration: the measured tokens, and per task the
+factor, its measured seconds per sample (wall time / ``--limit``) over its
+new tokens at the measured speed. ``--write`` replaces the calibration file
+with them and what they were measured on (date, CPU, cores, load, server
+speed, per-sample seconds); without it they are only printed. Run it on a
+quiet machine of the kind the estimates are for (2 cores): wall times depend
+on the load (printed with ``os.getloadavg``), token counts do not.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import platform
 import statistics
 import tempfile
 import time
+from datetime import date
+from pathlib import Path
 from typing import Any
 
-from spatialstale_evals import local_model, quickstart
+from spatialstale_evals import local_model, quickstart, quickstart_cost
 
 
 def sample_tokens(sample: Any, navigate: bool) -> dict[str, float]:
@@ -52,18 +61,48 @@ def sample_tokens(sample: Any, navigate: bool) -> dict[str, float]:
     }
 
 
+def cpu_name() -> str:
+    """The CPU's model name (Linux), else what ``platform`` knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def calibration(
+    measured: dict[str, dict[str, float]], seconds: dict[str, float], speed: local_model.Speed, max_steps: int
+) -> tuple[dict[str, tuple[int, int]], dict[str, float]]:
+    """The tokens the runs measured and each task's factor: its seconds per
+    sample over those tokens at ``speed``."""
+    navigate = [measured[k] for k in ("omcd", "no_filter")]
+    tokens = {k: (round(v["prompt"]), round(v["output"])) for k, v in measured.items()}
+    tokens["step"] = (
+        round(statistics.mean(m["step_prompt"] for m in navigate)),
+        round(statistics.mean(m["step_output"] for m in navigate)),
+    )
+    factors = {
+        key: seconds[key] / quickstart_cost.token_seconds(key, speed, max_steps, key != "detect", tokens)
+        for key in quickstart_cost.TASK_KEYS
+    }
+    return tokens, factors
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=int, default=3)
     parser.add_argument("--max-steps", type=int, default=quickstart.DEFAULT_MAX_STEPS)
+    parser.add_argument("--write", action="store_true", help=f"rewrite {quickstart_cost.CALIBRATION_FILE.name}")
     args = parser.parse_args()
     measured: dict[str, dict[str, float]] = {}
+    seconds: dict[str, float] = {}
+    loads: list[float] = []
     with tempfile.TemporaryDirectory() as logs, local_model.running_server() as server:
         speed = local_model.speed(server.port)
-        print(
-            f"load {os.getloadavg()[0]:.1f}; server speed: "
-            f"prompt {speed.prompt:.0f}, replies {speed.generation:.1f} tokens/s"
-        )
+        loads.append(os.getloadavg()[0])
+        print(f"load {loads[-1]:.1f}; server speed: prompt {speed.prompt:.0f}, replies {speed.generation:.1f} tokens/s")
         for quick in quickstart.quickstart_tasks(args.limit, args.max_steps):
             began = time.perf_counter()
             (log,) = quickstart.run_evals(
@@ -71,21 +110,35 @@ def main() -> None:
                 model_base_url=server.base_url,
             )  # fmt: skip
             took = time.perf_counter() - began
+            loads.append(os.getloadavg()[0])
             rows = [sample_tokens(s, log.eval.task.endswith("navigate")) for s in log.samples or []]
-            means = {key: statistics.mean(r[key] for r in rows) for key in rows[0]}
-            key = quick.label.split()[1] if quick.label.startswith("navigate") else "detect"
-            measured[key] = means
+            measured[quick.tokens] = {key: statistics.mean(r[key] for r in rows) for key in rows[0]}
+            seconds[quick.tokens] = took / args.limit
+            guess = quick.estimate(speed, args.limit, args.max_steps)
             print(
-                f"{quick.label}: {took:.0f} s (estimate {quick.estimate(speed, args.limit, args.max_steps):.0f} s, "
-                f"load {os.getloadavg()[0]:.1f}); per sample " + ", ".join(f"{k} {v:.0f}" for k, v in means.items())
+                f"{quick.label}: {took:.0f} s, estimate {guess:.0f} s ({100 * (guess - took) / took:+.0f} %), "
+                f"load {loads[-1]:.1f}; per sample "
+                + ", ".join(f"{k} {v:.0f}" for k, v in measured[quick.tokens].items())
             )
-    navigate = [measured[k] for k in ("omcd", "no_filter")]
-    tokens = {k: (round(v["prompt"]), round(v["output"])) for k, v in measured.items()}
-    tokens["step"] = (
-        round(statistics.mean(m["step_prompt"] for m in navigate)),
-        round(statistics.mean(m["step_output"] for m in navigate)),
-    )
-    print(f"QUICK_TOKENS = {tokens}")
+    tokens, factors = calibration(measured, seconds, speed, args.max_steps)
+    print(f"tokens = {tokens}")
+    print("factors = {" + ", ".join(f"{k!r}: {v:.3f}" for k, v in factors.items()) + "}")
+    if args.write:
+        quickstart_cost.write_calibration(
+            tokens,
+            factors,
+            {
+                "by": f"python benchmarks/quickstart_time.py --limit {args.limit} --max-steps {args.max_steps} --write",
+                "date": date.today().isoformat(),
+                "cpu": f"{cpu_name()}, {os.cpu_count()} cores",
+                "load": [round(x, 1) for x in loads],
+                "speed": {"prompt": round(speed.prompt, 1), "generation": round(speed.generation, 1)},
+                "limit": args.limit,
+                "max_steps": args.max_steps,
+                "seconds_per_sample": {k: round(v, 1) for k, v in seconds.items()},
+            },
+        )
+        print(f"wrote {quickstart_cost.CALIBRATION_FILE}")
 
 
 if __name__ == "__main__":

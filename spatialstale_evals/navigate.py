@@ -33,6 +33,7 @@ from spatialstale_evals.harness.params import (
     pick,
     reject_unknown,
 )
+from spatialstale_evals.harness.run_epochs import RunEpochsTask
 from spatialstale_evals.harness.samples import InstanceSet
 from spatialstale_evals.metadata import task_name, task_version
 from spatialstale_evals.navigation.loop import NavigationSettings, navigation_loop, navigation_scorer
@@ -152,7 +153,8 @@ def navigate(
         max_steps: Step budget per episode; default the instance's (50 on 8x8).
         history: Earlier turns kept in each prompt. 0 (the paper's protocol) sends
             a fresh prompt per decision, so cost grows linearly with steps.
-        epochs: Episodes per instance (the paper runs 5). ``--epochs`` overrides.
+        epochs: Episodes per instance (the paper runs 5). ``--epochs`` overrides,
+            and the log then records the run's number as this argument.
         view_radius: None (the paper's full observability) or r >= 0: the agent
             sees only the cells within r rows and columns of itself, the rest
             as ``?``; audits judge only entries of cells in view. A radius that
@@ -219,7 +221,7 @@ def navigate(
         "filter_mode": filter_mode,
     }
     settings = settings_from(NavigationSettings, params | factors | options)
-    return Task(
+    return RunEpochsTask(
         dataset=instances.samples(
             "navigate", params | factors | options, params | changed(navigate, factors | options)
         ),

@@ -16,6 +16,7 @@ and episodes per task (about three times as long).
 
     pip install -e ".[local]" && spatialstale quickstart
     spatialstale quickstart --model openai/gpt-4o     # the same with a hosted model
+    spatialstale quickstart --model openai/<name> --model-base-url http://127.0.0.1:8000/v1
 """
 
 from __future__ import annotations
@@ -25,24 +26,22 @@ import contextlib
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from spatialstale_evals import local_model
 from spatialstale_evals.harness.counts import DetectionCounts, NavigationCounts
+from spatialstale_evals.quickstart_cost import QUICK_FACTORS, QUICK_TOKENS, QuickTask, quickstart_tasks
+
+__all__ = ["QUICK_FACTORS", "QUICK_TOKENS", "QuickTask", "hosted_eval_args", "main", "quickstart_tasks", "run_evals"]
 
 DEFAULT_LIMIT = 1
 DEFAULT_MAX_STEPS = 10
 DEFAULT_MAX_TOKENS = 512
 DETECT_METRICS = ("f1", "precision", "recall", "thaw_recall", "parse_failure_rate")
 NAVIGATE_METRICS = ("success_rate", "death_rate", "timeout_rate", "death_on_stale_rate", "fallback_rate")
-#: SmolLM2's mean tokens per seed or episode (new prompt tokens, reply tokens),
-#: and per navigate step after the first: ``python benchmarks/quickstart_time.py
-#: --limit 3`` (3 seeds / episodes of 10 steps per task, 2026-12-01). An
-#: episode's part holds its audits and its first step's prompt (all 64 notes).
-QUICK_TOKENS = {"detect": (2617, 1072), "omcd": (5050, 778), "no_filter": (1877, 0), "step": (18, 32)}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,6 +49,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--model",
         default=None,
         help="an Inspect model to use instead of the local server (e.g. openai/gpt-4o; needs its API key)",
+    )
+    parser.add_argument(
+        "--model-base-url",
+        default=None,
+        metavar="URL",
+        help="the OpenAI-compatible server --model talks to (e.g. http://127.0.0.1:8000/v1); an openai/... model "
+        "is then sent chat completions (-M responses_api=false), which such servers offer",
     )
     parser.add_argument(
         "--limit", type=int, default=DEFAULT_LIMIT, help=f"seeds / episodes per task (default {DEFAULT_LIMIT})"
@@ -85,68 +91,24 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def hosted_eval_args(model: str, base_url: str | None) -> dict[str, Any]:
+    """What ``inspect_ai.eval`` needs to run ``model`` at ``base_url``: the URL
+    and, for Inspect's ``openai`` provider, ``responses_api=False``. That
+    provider sends every name but an older ``gpt-`` one (below ``gpt-5``) to the
+    Responses API (``/v1/responses``), a name it does not know (a llama.cpp or
+    vLLM model's) included, and most OpenAI-compatible servers answer it with
+    404; the flag makes it use chat completions (docs/models.md)."""
+    if base_url is None:
+        return {}
+    args: dict[str, Any] = {"model_base_url": base_url}
+    if model.split("/", 1)[0] == "openai":
+        args["model_args"] = {"responses_api": False}
+    return args
+
+
 def say(line: str) -> None:
     """One progress line, flushed: readable through a pipe or in a CI log."""
     print(line, flush=True)
-
-
-# -- the tasks and what they cost ---------------------------------------------
-
-
-@dataclass(frozen=True)
-class QuickTask:
-    """One quickstart task, what it does in words, and what it costs the local
-    model in tokens (new prompt tokens, i.e. not read from the server's prompt
-    cache, and reply tokens) per seed or episode, plus per navigate step: the
-    means of SmolLM2's runs (``benchmarks/quickstart_time.py``). Divided by the
-    server's measured speed they give the task's time estimate."""
-
-    label: str
-    what: str
-    build: Callable[[], Any]
-    tokens: str  # its key in QUICK_TOKENS
-    steps: bool  # a navigate task: each step adds QUICK_TOKENS["step"]
-
-    def estimate(self, speed: local_model.Speed, limit: int, max_steps: int) -> float:
-        (prompt, output), (step_prompt, step_output) = QUICK_TOKENS[self.tokens], QUICK_TOKENS["step"]
-        steps = max_steps if self.steps else 0
-        per_sample = (prompt + step_prompt * steps) / speed.prompt + (output + step_output * steps) / speed.generation
-        return limit * per_sample
-
-
-def quickstart_tasks(limit: int = DEFAULT_LIMIT, max_steps: int = DEFAULT_MAX_STEPS) -> list[QuickTask]:
-    """detect (L1, text) and navigate (L2, omcd and no_filter), one episode per instance."""
-    from spatialstale_evals.detect import detect
-    from spatialstale_evals.navigate import navigate
-
-    def nav(strategy: str) -> Callable[[], Any]:
-        return lambda: navigate(regime="L2", strategy=strategy, max_steps=max_steps, epochs=1)
-
-    count = "1 seed" if limit == 1 else f"{limit} seeds"
-    episodes = ("1 episode" if limit == 1 else f"{limit} episodes") + f" of at most {max_steps} steps"
-    return [
-        QuickTask(
-            "detect L1 text",
-            f"{count}: is each of 64 memory notes stale? 10 notes per call",
-            lambda: detect(regime="L1", modality="text"),
-            tokens="detect",
-            steps=False,
-        ),
-        QuickTask(
-            "navigate omcd L2 text",
-            f"{episodes}, auditing memory as cells come into view",
-            nav("omcd"),
-            tokens="omcd",
-            steps=True,
-        ),
-        QuickTask(
-            "navigate no_filter L2 text",
-            f"{episodes}, memory shown unaudited",
-            nav("no_filter"),
-            tokens="no_filter",
-            steps=True,
-        ),
-    ]
 
 
 # -- progress -------------------------------------------------------------------
@@ -248,7 +210,9 @@ def run_evals(
     from inspect_ai.model import get_model
 
     # The model first: a missing API key fails here, before any task (and see _register_progress_hook).
-    get_model(model, base_url=eval_args.get("model_base_url"))  # inspect-evals-lint: ignore[IEBP001] -- a key check
+    get_model(  # inspect-evals-lint: ignore[IEBP001] -- a key check
+        model, base_url=eval_args.get("model_base_url"), **eval_args.get("model_args", {})
+    )
     _register_progress_hook()
     tasks = tasks if tasks is not None else quickstart_tasks(limit, max_steps)
     logs: list[Any] = []
@@ -361,10 +325,13 @@ def main(args: argparse.Namespace | None = None) -> int:
         args = parser.parse_args()
     began = time.perf_counter()
     logs: list[Any] = []
+    if getattr(args, "model_base_url", None) and not args.model:
+        print("--model-base-url needs --model (the model the server offers, e.g. openai/<name>)", file=sys.stderr)
+        return 2
     run = (args.log_dir, args.limit, args.max_steps, args.max_tokens)
     with _sigterm_as_interrupt():
         if args.model:
-            logs = run_evals(args.model, *run)
+            logs = run_evals(args.model, *run, **hosted_eval_args(args.model, getattr(args, "model_base_url", None)))
         else:
             local_model.check_ready()
             weights = local_model.ensure_gguf(say)

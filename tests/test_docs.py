@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -185,6 +186,91 @@ def test_tasks_table_names_every_task() -> None:
     assert section, "README.md has a '## The tasks' section"
     rows = re.findall(r"^\| `(\w+)` \|", section.group(1), re.MULTILINE)
     assert rows == list(spatialstale_evals.TASKS)
+
+
+# -- the README's providers and the extras that install them ---------------------
+
+#: The client package each hosted provider needs, as inspect-ai's providers
+#: check for it (``openai``, ``anthropic``, ``google-genai``): the extra of the
+#: same name must require it.
+PROVIDER_PACKAGES = {"openai": "openai", "anthropic": "anthropic", "google": "google-genai"}
+#: Providers this package registers, which need no extra; and the local model's, which needs ``local``.
+NO_EXTRA = {"spatialstale", "mockllm"}
+EXTRA_OF = {"spatialstale-local": "local"}
+#: ``--model X/...``, ``--model-role role=X/...`` and Python's ``model="X/..."``.
+MODEL_PREFIX = re.compile(r"--model(?:-role\s+\w+=|\s+)([\w-]+)/|\bmodel=\"([\w-]+)/")
+#: An install line of this checkout: ``pip install -e .`` or ``pip install -e ".[a,b]"``.
+INSTALL = re.compile(r"pip install -e (?:\.(?=\s|$)|\"\.\[([\w,-]+)\]\")")
+
+
+def code_blocks(text: str) -> list[str]:
+    """The content of every fenced code block of a Markdown text."""
+    return re.findall(r"^```\w*\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+
+
+def provider_prefixes(text: str) -> set[str]:
+    """The model providers the examples in ``text``'s code blocks use."""
+    return {a or b for block in code_blocks(text) for a, b in MODEL_PREFIX.findall(block)}
+
+
+def installed_extras(text: str) -> set[str]:
+    """The extras the install lines in ``text``'s code blocks name."""
+    return {e for block in code_blocks(text) for group in INSTALL.findall(block) for e in group.split(",") if e}
+
+
+def missing_extras(text: str, extras: dict[str, list[str]]) -> list[str]:
+    """What keeps an example of ``text`` from running after its install lines: a
+    provider with no extra in ``extras`` (pyproject's optional dependencies), an
+    extra without the provider's client, or one no install line names."""
+    problems = []
+    named = installed_extras(text)
+    for prefix in sorted(provider_prefixes(text) - NO_EXTRA):
+        extra = EXTRA_OF.get(prefix, prefix)
+        if extra not in extras:
+            problems.append(f"{prefix}/...: no extra [{extra}] in pyproject.toml")
+            continue
+        package = PROVIDER_PACKAGES.get(prefix)
+        if package and not any(re.match(rf"{re.escape(package)}\b(?![\w-])", r) for r in extras[extra]):
+            problems.append(f"{prefix}/...: the extra [{extra}] does not require {package}")
+        if extra not in named:
+            problems.append(f"{prefix}/...: no install line names [{extra}]")
+    return problems
+
+
+def test_every_provider_in_the_readme_examples_has_its_extra() -> None:
+    text = README.read_text(encoding="utf-8")
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert {"openai", "anthropic"} <= provider_prefixes(text), "the examples' hosted providers are found"
+    assert missing_extras(text, extras) == []
+    assert {"openai", "anthropic", "google"} <= set(extras), "one extra per hosted provider the docs name"
+
+
+def test_the_extras_check_finds_what_is_missing() -> None:
+    extras = {"openai": ["openai>=3.4.0"], "anthropic": ["anthropic-tools>=1"], "local": ["xllamacpp"]}
+    text = "\n".join(
+        [
+            "```bash",
+            'pip install -e ".[openai]" && spatialstale quickstart --model openai/gpt-4o',
+            "inspect eval x.py --model spatialstale/memory --model-role auditor=anthropic/claude",
+            "inspect eval x.py --model mockllm/model --model-role grader=google/gemini-2.5-pro",
+            "```",
+            "```python",
+            'eval(task(), model="spatialstale-local/smollm2")',
+            "```",
+        ]
+    )
+    assert provider_prefixes(text) == {"openai", "spatialstale", "anthropic", "mockllm", "google", "spatialstale-local"}
+    assert missing_extras(text, extras) == [
+        "anthropic/...: the extra [anthropic] does not require anthropic",
+        "anthropic/...: no install line names [anthropic]",
+        "google/...: no extra [google] in pyproject.toml",
+        "spatialstale-local/...: no install line names [local]",
+    ]
+    assert missing_extras(text.replace(".[openai]", ".[openai,anthropic,local]"), extras | {"google": []}) == [
+        "anthropic/...: the extra [anthropic] does not require anthropic",
+        "google/...: the extra [google] does not require google-genai",
+        "google/...: no install line names [google]",
+    ]
 
 
 # -- the specification ---------------------------------------------------------

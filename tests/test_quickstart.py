@@ -7,14 +7,18 @@ model: ``test_local_model.py`` (marker ``local_model``)."""
 from __future__ import annotations
 
 import argparse
+import json
 import re
+from pathlib import Path
 
-from spatialstale_evals import local_model, quickstart
+import pytest
+
+from spatialstale_evals import local_model, quickstart, quickstart_cost
 
 
 def _run(tmp_path, capsys, **changes):
     args = argparse.Namespace(model="spatialstale/observer", limit=1, max_steps=3, max_tokens=512,
-                              log_dir=str(tmp_path / "logs"), port=None)  # fmt: skip
+                              log_dir=str(tmp_path / "logs"), port=None, model_base_url=None)  # fmt: skip
     vars(args).update(changes)
     code = quickstart.main(args)
     return code, capsys.readouterr().out
@@ -42,19 +46,58 @@ def test_progress_lines_per_task_and_sample_then_the_table(tmp_path, capsys):
     assert out.rstrip().endswith(f"open the logs: inspect view --log-dir {tmp_path / 'logs'}")
 
 
-def test_estimates_are_the_tasks_tokens_at_the_servers_speed(tmp_path, capsys):
+def calibration_file():
+    """The calibration as the file states it, read here without the code under test."""
+    return json.loads((Path(quickstart.__file__).parent / "quickstart_calibration.json").read_text(encoding="utf-8"))
+
+
+def test_estimates_are_the_tasks_tokens_at_the_servers_speed_times_its_factor(tmp_path, capsys):
     tasks = quickstart.quickstart_tasks(limit=1, max_steps=3)
-    speed = local_model.Speed(prompt=200.0, generation=20.0)
-    detect = quickstart.QUICK_TOKENS["detect"]
-    expected = detect[0] / 200.0 + detect[1] / 20.0  # one seed: its prompt and reply tokens at that speed
-    assert tasks[0].estimate(speed, 1, 3) == expected
-    omcd, step = quickstart.QUICK_TOKENS["omcd"], quickstart.QUICK_TOKENS["step"]
-    by_hand = 2 * ((omcd[0] + 5 * step[0]) / 200.0 + (omcd[1] + 5 * step[1]) / 20.0)
-    assert tasks[1].estimate(speed, 2, 5) == by_hand
+    speed = local_model.Speed(prompt=400.0, generation=40.0)  # estimates under 90 s: printed in seconds
+    cal = calibration_file()
+    detect, factor = cal["tokens"]["detect"], cal["factors"]["detect"]
+    expected = factor * (detect[0] / 400.0 + detect[1] / 40.0)  # one seed: its tokens at that speed, calibrated
+    assert tasks[0].estimate(speed, 1, 3) == pytest.approx(expected)
+    omcd, step = cal["tokens"]["omcd"], cal["tokens"]["step"]
+    by_hand = 2 * cal["factors"]["omcd"] * ((omcd[0] + 5 * step[0]) / 400.0 + (omcd[1] + 5 * step[1]) / 40.0)
+    assert tasks[1].estimate(speed, 2, 5) == pytest.approx(by_hand)
     quickstart.run_evals("spatialstale/observer", tmp_path, 1, 3, tasks=tasks[:2], speed=speed)
     lines = capsys.readouterr().out.splitlines()
     first = next(line for line in lines if line.startswith("[1/2] "))
-    assert first.endswith(f"; estimate {expected:.0f} s")
+    assert first.endswith(f"; estimate {round(expected)} s")
     # the second is scaled by how the first did against its estimate: the scripted agent is far faster
     second = next(line for line in lines if line.startswith("[2/2] "))
     assert float(re.search(r"estimate (\d+) s$", second).group(1)) < tasks[1].estimate(speed, 1, 3)
+
+
+def test_the_calibration_reproduces_its_measured_times_within_20_percent():
+    """At the speed the file says the server ran, each task's estimate for the
+    run it was measured on is that run's measured seconds per sample (to 20 %,
+    the tolerance the estimates promise; the factors make it exact up to rounding)."""
+    cal = calibration_file()
+    run = cal["measured"]
+    speed = local_model.Speed(**run["speed"])
+    tasks = {t.tokens: t for t in quickstart.quickstart_tasks(run["limit"], run["max_steps"])}
+    assert set(tasks) == set(run["seconds_per_sample"]) == set(cal["factors"])
+    for key, seconds in run["seconds_per_sample"].items():
+        estimate = tasks[key].estimate(speed, 1, run["max_steps"])
+        assert abs(estimate - seconds) <= 0.2 * seconds, (key, estimate, seconds)
+
+
+def test_written_calibration_is_read_back(tmp_path):
+    path = tmp_path / "calibration.json"
+    tokens = {"detect": (1, 2), "omcd": (3, 4), "no_filter": (5, 6), "step": (7, 8)}
+    factors = {"detect": 1.5, "omcd": 1.25, "no_filter": 2.0}
+    quickstart_cost.write_calibration(tokens, factors, {"date": "2026-12-02"}, path)
+    read = quickstart_cost.load_calibration(path)
+    assert (read["tokens"], read["factors"], read["measured"]) == (tokens, factors, {"date": "2026-12-02"})
+    path.write_text(json.dumps({"about": "", "tokens": tokens, "factors": {"detect": 1.0}}), encoding="utf-8")
+    with pytest.raises(ValueError, match="omcd"):
+        quickstart_cost.load_calibration(path)
+
+
+def test_model_base_url_needs_a_model(tmp_path, capsys):
+    args = argparse.Namespace(model=None, model_base_url="http://127.0.0.1:1/v1", limit=1, max_steps=3,
+                              max_tokens=512, log_dir=str(tmp_path / "logs"), port=None)  # fmt: skip
+    assert quickstart.main(args) == 2  # before starting any server
+    assert "--model-base-url needs --model" in capsys.readouterr().err
