@@ -102,7 +102,7 @@ def test_benefit_and_safety_tables_equal_the_samples(tmp_path: Path) -> None:
 
 def test_benefit_table_sets_full_observation_beside_each_radius_on_stale_regimes(tmp_path: Path) -> None:
     """Memory against none on a stale regime, full observation and radius 1, from the samples;
-    rows by regime, full first; 'helps' / 'harms' by success, then deaths (counted here)."""
+    rows by regime, full first; both sides, success and deaths, read together (counted here)."""
     runs = [(r, g, s) for r in (1, None) for g in ("L1", "L0") for s in ("no_filter", "no_memory")]
     logs = inspect_eval(
         [navigate(view_radius=r, regime=g, strategy=s, epochs=1) for r, g, s in runs],
@@ -125,11 +125,14 @@ def test_benefit_table_sets_full_observation_beside_each_radius_on_stale_regimes
         with_, without = pct[(r, row["regime"], "no_filter")], pct[(r, row["regime"], "no_memory")]
         assert (row["success_with"], row["success_without"]) == (with_["success"], without["success"])
         assert (row["death_with"], row["death_without"]) == (with_["death"], without["death"])
-        if with_["success"] != without["success"]:
-            expected = "helps" if with_["success"] > without["success"] else "harms"
-        elif with_["death"] != without["death"]:
-            expected = "helps" if with_["death"] < without["death"] else "harms"
-        else:
-            expected = "no difference"
+        gain, cost = with_["success"] - without["success"], with_["death"] - without["death"]
+        assert (row["benefit_pp"], row["death_pp"]) == (gain, cost)
+        sides = {"helps": gain > 0 or cost < 0, "harms": gain < 0 or cost > 0}
+        expected = {
+            (True, False): "helps",
+            (False, True): "harms",
+            (False, False): "no difference",
+            (True, True): "helps and harms" if gain > 0 else "fewer successes, fewer deaths",
+        }[(sides["helps"], sides["harms"])]
         assert row["net"] == expected
         assert row["memory"] == ("true (nothing stale)" if row["regime"] == "L0" else "stale entries")

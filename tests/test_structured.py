@@ -5,6 +5,7 @@ as the bare one did; and tasks without a JSON answer say so."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -132,7 +133,8 @@ def test_stale_constrains_the_judge_only(tmp_path: Path) -> None:
     assert schema.required == ["dim1_eval", "dim3_eval"]
     assert schema.properties["dim1_eval"].required == ["reasoning", "pass"]
     assert all(c == {"temperature": 0} for c in Recording.configs)
-    assert metric(log, "overall") == 1.0
+    assert [metric(log, f"{d}_{t}") for t in ("T1", "T2") for d in ("dim1", "dim3")] == [1.0] * 4
+    assert math.isnan(metric(log, "overall"))  # the mean of six cells: dim2 was not asked
 
 
 @pytest.mark.parametrize("task", [detect, navigate, probe, stale])

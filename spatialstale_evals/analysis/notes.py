@@ -14,9 +14,10 @@ NOTES = {
         "and memory can only help: under full observability it cannot (the observation already shows "
         "everything); with a view radius memory is the only source about cells out of view. On L1-L3 the same "
         "comparison is stale memory's net worth: under full observation it can only hurt (deaths on stale SAFE "
-        "entries), under partial observation it may still help more than it costs. 'memory helps / harms' says which, "
-        "or harms by success, then by deaths. p (Holm): the paired test of success on the seeds, from the "
-        "Wilcoxon table."
+        "entries), under partial observation it may still help more than it costs. Both sides are shown: "
+        "success and deaths with minus without; 'memory helps / harms' reads them together ('helps and harms': "
+        "more successes and more deaths). p (Holm): the paired test of success on the seeds, from the Wilcoxon "
+        "table."
     ),
     "safety": (
         "Its safety suite: on L1-L3 the observation is the authority and a stale entry can only mislead. "

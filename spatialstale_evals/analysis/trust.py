@@ -75,12 +75,20 @@ def observation_of(config: str) -> str:
     return f"radius {found.group(1)}" if found else "full"
 
 
-def net_of(with_: float, without: float, death_with: float, death_without: float) -> str:
-    """Whether memory helped or harmed: by success first, then by deaths."""
-    if with_ != without:
-        return "helps" if with_ > without else "harms"
-    if death_with != death_without:
-        return "helps" if death_with < death_without else "harms"
+def net_of(success_pp: float, death_pp: float) -> str:
+    """What memory did, both sides at once: ``helps`` (more successes, no more
+    deaths, or fewer deaths at the same success), ``harms`` (fewer successes, no
+    fewer deaths, or more deaths at the same success), ``helps and harms`` (more
+    successes and more deaths: it takes some agents to the goal and walks others
+    into holes), ``fewer successes, fewer deaths``, or ``no difference``."""
+    if success_pp > 0 and death_pp > 0:
+        return "helps and harms"
+    if success_pp < 0 and death_pp < 0:
+        return "fewer successes, fewer deaths"
+    if success_pp > 0 or death_pp < 0:
+        return "helps"
+    if success_pp < 0 or death_pp > 0:
+        return "harms"
     return "no difference"
 
 
@@ -107,7 +115,8 @@ def benefit_table(navigation: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame
             for name, r in (("with", with_), ("without", without)):
                 row |= {f"{k}_{name}": r[k] for k in ("success", "death", "timeout")}
             row["benefit_pp"] = with_["success"] - without["success"]
-            row["net"] = net_of(with_["success"], without["success"], with_["death"], without["death"])
+            row["death_pp"] = with_["death"] - without["death"]
+            row["net"] = net_of(row["benefit_pp"], row["death_pp"])
             row["pvalue_holm"] = _p(tests, cell, regime, "success", WITH_MEMORY, WITHOUT_MEMORY)
             rows.append(row)
     df = sort_table(pd.DataFrame(rows))  # model, config (full first, then radii numerically), regime
