@@ -52,7 +52,7 @@ def hostile(text: str, tool_arguments: bool = False) -> Any:
 
 #: Every task variant that reads model text, and how it is built (the stale task needs its grader).
 VARIANTS: dict[str, Callable[[], Task]] = {
-    "detect": lambda: detect(regime="L2"),
+    "detect": lambda: detect(regime="L2", batch_size=64),
     "navigate_omcd": lambda: navigate(regime="L2", strategy="omcd", max_steps=3, epochs=1),
     "navigate_history": lambda: navigate(regime="L2", strategy="no_filter", history=2, max_steps=3, epochs=1),
     "probe_independent": lambda: probe(regime="L2", targets_per_kind=1),
