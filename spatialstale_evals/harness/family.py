@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from spatialstale_evals.harness.cost import Cost
@@ -52,6 +52,8 @@ class MatrixSpecLike(Protocol):
 MatrixArguments = Callable[[MatrixSpecLike], Iterable[tuple[dict[str, Any], int]]]
 #: (instances, full task arguments, stand-in) -> (low, high) cost; exact estimates give low == high.
 Estimate = Callable[..., tuple[Cost, Cost]]
+#: A family's scripted agent: (messages, tools, seed) -> a text reply or a ``ModelOutput``.
+ScriptedAgent = Callable[[list[Any], list[Any], int], Any]
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,10 @@ class TaskFamily:
             a section of its own: ``tables``, or a summary of its records.
         tables: The family's own report tables from its records (a DataFrame):
             ``{key: (title, table)}``.
+        scripted_agents: The family's own scripted agents, served by the scripted
+            provider as ``spatialstale/<name>`` (one namespace with its built-in
+            policies): each answers (messages, tools, seed) with a text reply or a
+            ``ModelOutput`` (the provider adds the token usage).
     """
 
     name: str
@@ -103,6 +109,7 @@ class TaskFamily:
     section_factors: tuple[str, ...] = ()
     in_report_layout: bool = False
     tables: Callable[[Any], Mapping[str, tuple[str, Any]]] | None = None
+    scripted_agents: Mapping[str, ScriptedAgent] = field(default_factory=dict)
 
     def task_function(self) -> Callable[..., Any]:
         """The family's ``@task`` function."""
@@ -126,6 +133,17 @@ def register_family(family: TaskFamily) -> TaskFamily:
 def unregister_family(name: str) -> None:
     """Remove a family registered under ``name`` (a test's own, when it is done)."""
     FAMILIES.pop(name, None)
+
+
+def scripted_agents() -> dict[str, ScriptedAgent]:
+    """Every family's scripted agents by name (a name claimed by two families is an error)."""
+    agents: dict[str, ScriptedAgent] = {}
+    for family in families().values():
+        twice = set(agents) & set(family.scripted_agents)
+        if twice:
+            raise RuntimeError(f"scripted agents named twice: {sorted(twice)} (family {family.name})")
+        agents |= family.scripted_agents
+    return agents
 
 
 def families() -> dict[str, TaskFamily]:

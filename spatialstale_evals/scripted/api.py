@@ -6,8 +6,9 @@ model provider, so they run from the CLI, in ``eval_set`` and under
     inspect eval spatialstale_evals/detect.py --model spatialstale/random -M seed=7
     inspect eval spatialstale_evals/navigate.py --model spatialstale/observer -M latency_ms=500 --max-connections 50
 
-The stale task's scripted agents and judge (``spatialstale/stale-aware``,
-``stale-naive``, ``judge``: ``stale_corpus/scripted.py``) are served here too.
+A task family's own scripted agents (``TaskFamily.scripted_agents``: the stale
+task's ``stale-aware``, ``stale-naive`` and ``judge``, from
+``stale_corpus/scripted.py``) are served here too, by name.
 
 ``-M latency_ms=L`` makes every call wait L milliseconds (an ``asyncio``
 sleep, not a busy wait) before it answers, as a remote API does: what the
@@ -41,15 +42,21 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 from inspect_ai.util import store
 
+from spatialstale_evals.harness.family import scripted_agents
 from spatialstale_evals.harness.observe import Prompt
 from spatialstale_evals.harness.samples import EPISODE_KEY
 from spatialstale_evals.harness.schemas import VERDICTS
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
 from spatialstale_evals.scripted.agents import POLICIES, audit_reply, move_choice, probe_reply
-from spatialstale_evals.stale_corpus.scripted import STALE_REPLIERS
 
-if set(POLICIES) & set(STALE_REPLIERS):  # one namespace, spatialstale/<name>: a name may mean one agent only
-    raise RuntimeError(f"scripted agents named twice: {sorted(set(POLICIES) & set(STALE_REPLIERS))}")
+
+def family_agents() -> dict[str, Any]:
+    """The task families' own scripted agents (``TaskFamily.scripted_agents``), in
+    one namespace with the built-in policies: a name may mean one agent only."""
+    agents = scripted_agents()
+    if set(POLICIES) & set(agents):
+        raise RuntimeError(f"scripted agents named twice: {sorted(set(POLICIES) & set(agents))}")
+    return agents
 
 
 def last_prompt(messages: list[ChatMessage]) -> Prompt:
@@ -120,8 +127,9 @@ class ScriptedAPI(ModelAPI):
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
-        if model_name not in POLICIES and model_name not in STALE_REPLIERS:
-            names = "|".join((*POLICIES, *STALE_REPLIERS))
+        self.agent = family_agents().get(model_name)
+        if model_name not in POLICIES and self.agent is None:
+            names = "|".join((*POLICIES, *family_agents()))
             raise ValueError(f"unknown scripted policy {model_name!r}; expected spatialstale/<{names}>")
         if model_args:
             raise ValueError(f"unknown model args for spatialstale/{model_name}: {sorted(model_args)}")
@@ -142,8 +150,14 @@ class ScriptedAPI(ModelAPI):
         if self.latency:
             await asyncio.sleep(self.latency)
         usage_in = count_input_tokens(input, tools)
-        if self.policy in STALE_REPLIERS:
-            return text_output(self.model_name, STALE_REPLIERS[self.policy](input), usage_in)
+        if self.agent is not None:
+            reply = self.agent(input, tools, self.seed)
+            if isinstance(reply, str):
+                return text_output(self.model_name, reply, usage_in)
+            out_tokens = sum(
+                count_text_tokens(c.function + json.dumps(c.arguments)) for c in reply.message.tool_calls or []
+            )
+            return _with_usage(reply, usage_in, out_tokens + count_text_tokens(reply.message.text))
         prompt = last_prompt(input)
         salt = episode_salt()
         if any(t.name == "move" for t in tools):

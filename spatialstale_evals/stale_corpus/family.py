@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from spatialstale_evals.harness.family import TaskFamily, register_family
+from spatialstale_evals.stale_corpus.scripted import STALE_REPLIERS
 
 
 def detail(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -30,5 +31,7 @@ FAMILY = register_family(
         detail=detail,
         record=record,
         in_default_matrix=False,
+        # the corpus's scripted agents and judge: the reply to the last probe (or the judge prompt)
+        scripted_agents={name: (lambda messages, tools, seed, f=f: f(messages)) for name, f in STALE_REPLIERS.items()},
     )
 )
