@@ -17,7 +17,9 @@ from typing import Any, Literal, get_args
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
-from inspect_ai.model._model import active_model  # not exported; the active model while an eval builds tasks
+
+# not exported: whether an eval is building the task (the roles are known then)
+from inspect_ai.model._model import active_model  # inspect-evals-lint: ignore[IECQ001] -- no public equivalent
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.params import (
