@@ -7,7 +7,9 @@ model provider, so they run from the CLI, in ``eval_set`` and under
     inspect eval spatialstale_evals/navigate.py --model spatialstale/observer -M latency_ms=500 --max-connections 50
 
 The stale task's scripted agents and judge (``spatialstale/stale-aware``,
-``stale-naive``, ``judge``: ``stale_corpus/scripted.py``) are served here too.
+``stale-naive``, ``judge``: ``stale_corpus/scripted.py``) and the lifelong
+task's (``spatialstale/diligent``, ``write_once``, ``amnesiac``:
+``lifetime/scripted.py``) are served here too.
 
 ``-M latency_ms=L`` makes every call wait L milliseconds (an ``asyncio``
 sleep, not a busy wait) before it answers, as a remote API does: what the
@@ -45,11 +47,14 @@ from spatialstale_evals.harness.observe import Prompt
 from spatialstale_evals.harness.samples import EPISODE_KEY
 from spatialstale_evals.harness.schemas import VERDICTS
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
+from spatialstale_evals.lifetime.scripted import LIFETIME_AGENTS, lifetime_output
 from spatialstale_evals.scripted.agents import POLICIES, audit_reply, move_choice, probe_reply
 from spatialstale_evals.stale_corpus.scripted import STALE_REPLIERS
 
-if set(POLICIES) & set(STALE_REPLIERS):  # one namespace, spatialstale/<name>: a name may mean one agent only
-    raise RuntimeError(f"scripted agents named twice: {sorted(set(POLICIES) & set(STALE_REPLIERS))}")
+#: Every scripted agent's name, one namespace (spatialstale/<name>): a name may mean one agent only.
+NAMES = (*POLICIES, *STALE_REPLIERS, *LIFETIME_AGENTS)
+if len(set(NAMES)) != len(NAMES):
+    raise RuntimeError(f"scripted agents named twice: {sorted(n for n in set(NAMES) if NAMES.count(n) > 1)}")
 
 
 def last_prompt(messages: list[ChatMessage]) -> Prompt:
@@ -120,8 +125,8 @@ class ScriptedAPI(ModelAPI):
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
-        if model_name not in POLICIES and model_name not in STALE_REPLIERS:
-            names = "|".join((*POLICIES, *STALE_REPLIERS))
+        if model_name not in NAMES:
+            names = "|".join(NAMES)
             raise ValueError(f"unknown scripted policy {model_name!r}; expected spatialstale/<{names}>")
         if model_args:
             raise ValueError(f"unknown model args for spatialstale/{model_name}: {sorted(model_args)}")
@@ -142,6 +147,8 @@ class ScriptedAPI(ModelAPI):
         if self.latency:
             await asyncio.sleep(self.latency)
         usage_in = count_input_tokens(input, tools)
+        if self.policy in LIFETIME_AGENTS:  # the lifelong task's (lifetime/scripted.py)
+            return lifetime_output(self.policy, self.model_name, input, tools)
         if self.policy in STALE_REPLIERS:
             return text_output(self.model_name, STALE_REPLIERS[self.policy](input), usage_in)
         prompt = last_prompt(input)
