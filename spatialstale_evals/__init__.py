@@ -29,11 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the lazy exports below resolve to, for readers and type checkers
     from spatialstale_evals.detect import detect
+    from spatialstale_evals.lifelong import lifelong
     from spatialstale_evals.navigate import navigate
     from spatialstale_evals.probe import probe
     from spatialstale_evals.stale import stale
 
-__all__ = ["detect", "navigate", "probe", "stale"]
+__all__ = ["detect", "navigate", "probe", "stale", "lifelong"]
 
 #: The @task functions, each defined in the module of the same name (``eval.yaml``
 #: lists the same; a conformance test checks it).

@@ -47,6 +47,19 @@ def greedy_direction(agent: Cell, goal: Cell) -> str:
     return "RIGHT" if dc > 0 else "LEFT"
 
 
+class MemoryStore(StoreModel):
+    """The memory tool's files, read and seeded through Inspect's public
+    ``StoreModel`` API: a store model's keys are its class name and field
+    names, so this class, named and shaped as Inspect's memory tool's own
+    (``memory()`` keeps its files in ``MemoryStore.files``), reads and writes
+    the very same per-sample entries (a test checks that it sees what the
+    tool wrote)."""
+
+    seeding_complete: bool = Field(default=False)
+    files: dict[str, str] = Field(default_factory=dict)
+    dirs: list[str] = Field(default_factory=list)
+
+
 class LifetimeState(StoreModel):
     """The sample's own state, kept in its Inspect store: one record per
     episode played (``episode_record``), what the agent has ever seen, and

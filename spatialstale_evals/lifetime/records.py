@@ -66,10 +66,13 @@ def note_audit(notes: Notes, grid: Grid, ever_seen: Set[Cell], episode: int) -> 
         for claim in made
         if claim != truth(grid, (r, c))
     )
-    hazards = sorted(f"({r},{c})" for (r, c), made in notes.claims.items() if SAFE in made and truth(grid, (r, c)) == HOLE_CLAIM)
+    hazards = sorted(
+        f"({r},{c})" for (r, c), made in notes.claims.items() if SAFE in made and truth(grid, (r, c)) == HOLE_CLAIM
+    )
+    more = [f"... {len(stale) - AUDIT_LISTED} more"] if len(stale) > AUDIT_LISTED else []
     return {
         "episode": episode,
         **scores,
-        "stale": stale[:AUDIT_LISTED] + ([f"... {len(stale) - AUDIT_LISTED} more"] if len(stale) > AUDIT_LISTED else []),
+        "stale": stale[:AUDIT_LISTED] + more,
         "hazards": hazards[:AUDIT_LISTED],
     }

@@ -194,7 +194,7 @@ def by_episode() -> Metric:
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         summed = totals(s.score.value for s in scores)  # type: ignore[misc]
-        indices = sorted(int(m[1]) for key in summed if (m := _INDEX.match(key)))
+        indices = sorted((m[1] for key in summed if (m := _INDEX.match(key))), key=lambda k: (len(k), k))
         return {f"{name}_{k}": pooled_ratio(summed, name, f"_{k}") for name in INDEXED_RATIOS for k in indices}
 
     return compute

@@ -26,7 +26,14 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser, ModelOutput, ModelUsage
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageTool,
+    ChatMessageUser,
+    ModelOutput,
+    ModelUsage,
+)
 from inspect_ai.tool import ToolInfo
 
 from spatialstale_evals.harness.prompts import MOVE_DEATH, template_pattern
@@ -122,8 +129,8 @@ def route(belief: dict[Cell, str], shape: tuple[int, int], agent: Cell, goal: Ce
                 best[nxt], prev[nxt] = step, cur
                 heapq.heappush(heap, (step, order, nxt))
                 order += 1
-    edge = [a for a, (dr, dc) in DELTAS.items() if not (0 <= agent[0] + dr < shape[0] and 0 <= agent[1] + dc < shape[1])]
-    return edge[0] if edge else "UP"
+    inside = [(0 <= agent[0] + dr < shape[0] and 0 <= agent[1] + dc < shape[1], a) for a, (dr, dc) in DELTAS.items()]
+    return next((a for ok, a in inside if not ok), "UP")
 
 
 def _step(messages: Sequence[ChatMessage], reads_notes: bool) -> tuple[str, dict[str, Any]] | str:
@@ -149,7 +156,8 @@ def _write_back(messages: Sequence[ChatMessage], only_first: bool) -> tuple[str,
     if found is None or (only_first and notes):
         return "Nothing to update."
     seen, shape, _, _ = found
-    return "memory", {"command": "create", "path": NOTES_PATH, "file_text": format_notes(believed(messages, shape, seen))}
+    text = format_notes(believed(messages, shape, seen))
+    return "memory", {"command": "create", "path": NOTES_PATH, "file_text": text}
 
 
 def diligent(messages: Sequence[ChatMessage], moving: bool) -> tuple[str, dict[str, Any]] | str:

@@ -37,14 +37,13 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolCall, memory
-from inspect_ai.tool._tools._memory import MemoryStore
 from inspect_ai.util import LimitExceededError, store_as
 
 from spatialstale_evals.harness import prompts as shared
-from spatialstale_evals.harness.observe import observation_parts, user_message
+from spatialstale_evals.harness.observe import observation, observation_parts, user_message
 from spatialstale_evals.harness.parsing import parse_move
 from spatialstale_evals.lifetime import prompts
-from spatialstale_evals.lifetime.episode import MOVE_TOOL, LifeEpisode, LifetimeState
+from spatialstale_evals.lifetime.episode import MOVE_TOOL, LifeEpisode, LifetimeState, MemoryStore
 from spatialstale_evals.lifetime.notes import Notes, parse_notes
 from spatialstale_evals.lifetime.records import episode_record, note_audit
 from spatialstale_evals.lifetime.samples import LifetimeSet
@@ -136,7 +135,8 @@ class Conversation:
         if first:
             parts.append(ContentText(text=prompts.EPISODE_START.format(episode=ep.index, episodes=s.episodes)))
         if s.view_radius is not None:
-            parts.append(ContentText(text=shared.NAVIGATE_PARTIAL.format(radius=s.view_radius, unseen="show ?")))
+            unseen = observation("text").unseen
+            parts.append(ContentText(text=shared.NAVIGATE_PARTIAL.format(radius=s.view_radius, unseen=unseen)))
         parts += observation_parts(ep.seen, ep.agent, "text", "navigate")
         goal = ep.goal
         step = shared.NAVIGATE_STEP.format(
