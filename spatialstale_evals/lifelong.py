@@ -7,11 +7,13 @@ true when the lake changes under them?
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any, Literal
 
-from inspect_ai import Task, task
+from inspect_ai import Task, task, task_with
 
 from spatialstale_evals.harness.params import check_choice, check_positive_int, reject_unknown
+from spatialstale_evals.lifetime.agents import AgentFactory
 from spatialstale_evals.lifetime.samples import LifetimeSet
 from spatialstale_evals.lifetime.scoring import lifelong_scorer
 from spatialstale_evals.lifetime.solver import LifelongSettings, lifelong_loop
@@ -25,7 +27,7 @@ TASK_VERSION = task_version()
 #: Where the notes start: an empty store, or the instance's entries (already stale by the regime).
 InitialMemory = Literal["empty", "paper"]
 #: The per-episode agent: the navigate loop with the memory tool.
-AgentName = Literal["default"]
+AgentName = Literal["default", "react"]
 
 
 def check_args(
@@ -43,7 +45,7 @@ def check_args(
         check_positive_int("history", history, allow_zero=True)
     check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True)
     check_choice("initial_memory", initial_memory, ("empty", "paper"))
-    check_choice("agent", agent, ("default",))
+    check_choice("agent", agent, ("default", "react"))
     if max_steps is not None:
         check_positive_int("max_steps", max_steps)
     check_positive_int("epochs", epochs)
@@ -89,7 +91,8 @@ def lifelong(
             entries written to ``/memories/lake.md`` before episode 1, in the
             paper's entry format (already stale by the regime).
         agent: The per-episode agent: ``default`` plays the navigate loop with
-            ``move`` and ``memory``.
+            ``move`` and ``memory``; ``react`` is Inspect's ``react()`` with the
+            same two tools (``lifelong_with_agent`` takes any Inspect agent).
         dataset: Dataset folder made by ``spatialstale datasets generate`` (its
             ``lifelong/`` sub-folder); default the canonical set shipped in the package.
         max_steps: Step budget per episode; default the lifetime's (50 on 8x8).
@@ -117,6 +120,7 @@ def lifelong(
         max_memory_calls=max_memory_calls,
         initial_memory=initial_memory,
         max_steps=max_steps,
+        agent=agent,
     )
     return Task(
         dataset=lives.samples(params, params),
@@ -127,3 +131,14 @@ def lifelong(
         version=TASK_VERSION,
         metadata={"task_family": "lifelong", "regime": regime, **params},
     )
+
+
+def lifelong_with_agent(agent: AgentFactory, **args: Any) -> Task:
+    """The ``lifelong`` task (``args`` are its parameters) with your own
+    per-episode agent: ``agent(tools)`` gets the episode's ``move`` and
+    ``memory`` tools and returns an Inspect ``Agent`` (docs/lifelong.md)."""
+    base = lifelong(**args)
+    meta = base.metadata or {}
+    settings = LifelongSettings(**{f.name: meta[f.name] for f in fields(LifelongSettings) if f.name != "agent"})
+    lives = LifetimeSet.load(args.get("dataset"), str(meta["regime"]))
+    return task_with(base, solver=lifelong_loop(lives, settings, agent), metadata=meta | {"agent": "custom"})

@@ -28,9 +28,9 @@ EPISODES = 3
 RADIUS = 1
 
 
-def run(agent: Any, regime: str, tmp_path: Any, limit: int = 2, **args: Any) -> EvalLog:
+def run(player: Any, regime: str, tmp_path: Any, limit: int = 2, **args: Any) -> EvalLog:
     task = lifelong(regime=regime, episodes=args.pop("episodes", EPISODES), **args)
-    model = f"spatialstale/{agent}" if isinstance(agent, str) else agent
+    model = f"spatialstale/{player}" if isinstance(player, str) else player
     (log,) = inspect_eval(task, model=model, limit=limit, display="none", log_dir=str(tmp_path), max_samples=2)
     assert log.status == "success", log.error
     assert all(s.error is None for s in log.samples)
@@ -216,3 +216,44 @@ def test_the_solver_and_scorer_are_the_tasks():
 def test_bad_parameters_fail_before_any_model_call(args, match):
     with pytest.raises(ValueError, match=match):
         lifelong(**args)
+
+
+def test_react_plays_as_the_default_loop(tmp_path):
+    """The same scripted agent under Inspect's react() (move answers carry the
+    next view) walks the same moves and keeps the same notes."""
+    default = run("diligent", "L2", tmp_path, limit=1, episodes=2)
+    react = run("diligent", "L2", tmp_path, limit=1, episodes=2, agent="react")
+    for a, b in zip(records(default.samples[0]), records(react.samples[0]), strict=True):
+        assert (a["actions"], a["notes"], a["repair"]) == (b["actions"], b["notes"], b["repair"])
+        assert b["memory_calls"] == 2 and not b["fallbacks"]  # a view at the start, a write in the write-back
+
+
+def test_your_own_agent_plays_the_episodes(tmp_path):
+    from inspect_ai.agent import AgentState
+
+    from spatialstale_evals.lifelong import lifelong_with_agent
+
+    def right_then_down(tools):
+        move, _memory = tools
+
+        async def agent(state: AgentState) -> AgentState:
+            for direction in ["RIGHT"] * 7 + ["DOWN"] * 7:
+                answer = str(await move(direction=direction))
+                if "Episode over" in answer:
+                    break
+            return state  # returning early is allowed: the harness falls back and calls it again
+
+        return agent
+
+    task = lifelong_with_agent(right_then_down, regime="L0", episodes=2)
+    (log,) = inspect_eval(task, model="spatialstale/amnesiac", limit=1, display="none", log_dir=str(tmp_path))
+    assert log.status == "success" and log.samples[0].error is None
+    life = lives("L0")[log.samples[0].id]
+    for rec in records(log.samples[0]):
+        assert rec["actions"][: len(rec["actions"]) - len(rec["fallbacks"])] == (["RIGHT"] * 7 + ["DOWN"] * 7)[
+            : len(rec["actions"]) - len(rec["fallbacks"])
+        ]
+        path = [(0, c) for c in range(8)] + [(r, 7) for r in range(1, 8)]
+        first_hole = next((p for p in path if life.g0[p[0]][p[1]] == "H"), None)
+        assert rec["outcome"] == ("death" if first_hole else "success")
+    assert log.eval.metadata["agent"] == "custom"

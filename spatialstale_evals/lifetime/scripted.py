@@ -83,15 +83,16 @@ def sightings(messages: Sequence[ChatMessage]) -> tuple[dict[Cell, str], tuple[i
     seen: dict[Cell, str] = {}
     shape, agent, goal = None, None, None
     for m in messages:
-        if isinstance(m, ChatMessageUser):
+        if isinstance(m, ChatMessageTool) and (died := _DEATH.search(m.text)):
+            seen[(int(died["row"]), int(died["col"]))] = HOLE
+        # a step prompt, or (under react) a move's answer with the next view
+        if isinstance(m, ChatMessageUser) or (isinstance(m, ChatMessageTool) and m.function == "move"):
             try:
                 grid, agent, goal = parse_text_observation(m.text)
             except ValueError:
                 continue
             shape = (len(grid), len(grid[0]))
             seen.update({(r, c): k for r, row in enumerate(grid) for c, k in enumerate(row) if k != UNSEEN})
-        elif isinstance(m, ChatMessageTool) and (died := _DEATH.search(m.text)):
-            seen[(int(died["row"]), int(died["col"]))] = HOLE
     if shape is None or agent is None or goal is None:
         return None
     return seen, shape, agent, goal

@@ -43,6 +43,7 @@ from spatialstale_evals.harness import prompts as shared
 from spatialstale_evals.harness.observe import observation, observation_parts, user_message
 from spatialstale_evals.harness.parsing import parse_move
 from spatialstale_evals.lifetime import prompts
+from spatialstale_evals.lifetime.agents import AgentFactory, move_tool, react_factory, run_agent
 from spatialstale_evals.lifetime.episode import MOVE_TOOL, LifeEpisode, LifetimeState, MemoryStore
 from spatialstale_evals.lifetime.notes import Notes, parse_notes
 from spatialstale_evals.lifetime.records import episode_record, note_audit
@@ -62,6 +63,7 @@ class LifelongSettings:
     max_memory_calls: int
     initial_memory: str
     max_steps: int | None
+    agent: str = "default"
 
 
 def paper_memory(instance: Instance) -> str:
@@ -218,7 +220,7 @@ class Conversation:
 
 async def play_episode(
     life: Lifetime, instance: Instance, k: int, settings: LifelongSettings, memory_tool: Tool, model: Model,
-    messages: list[ChatMessage],
+    messages: list[ChatMessage], factory: AgentFactory | None = None,
 ) -> None:  # fmt: skip
     """Episode ``k``: notes scored at its start, the steps, the write-back, its record."""
     state = store_as(LifetimeState)
@@ -235,10 +237,19 @@ async def play_episode(
     )
     talk = Conversation(model, memory_tool, settings, episode, system, [])
     try:
-        first = True
-        while not episode.over:
-            await talk.turn(first)
-            first = False
+        if factory is None and settings.agent == "default":
+            first = True
+            while not episode.over:
+                await talk.turn(first)
+                first = False
+        else:  # an Inspect agent plays the episode with the two tools (lifetime/agents.py)
+            episode.observe()
+            make = factory or react_factory(episode, settings.max_memory_calls)
+            tools = [move_tool(episode), memory_tool]
+            played = await run_agent(make(tools), episode, [system, talk.step_prompt(True)], settings.max_memory_calls)
+            talk.turns.append(played[1:])
+            replies = [m for m in played if isinstance(m, ChatMessageAssistant)]
+            episode.memory_calls += sum(c.function == "memory" for m in replies for c in m.tool_calls or [])
         await talk.write_back()
     finally:
         end_notes = parse_notes(memory_files(), life.height, life.width)
@@ -250,8 +261,9 @@ async def play_episode(
 
 
 @solver
-def lifelong_loop(lives: LifetimeSet, settings: LifelongSettings) -> Solver:
-    """Play a lifetime: ``episodes`` episodes, only the memory carried over."""
+def lifelong_loop(lives: LifetimeSet, settings: LifelongSettings, agent: AgentFactory | None = None) -> Solver:
+    """Play a lifetime: ``episodes`` episodes, only the memory carried over;
+    each by the default loop, ``react`` (``settings.agent``) or ``agent``'s."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         life, instance = lives.begin(state)
@@ -263,7 +275,7 @@ def lifelong_loop(lives: LifetimeSet, settings: LifelongSettings) -> Solver:
         model = get_model()
         state.messages = []
         for k in range(1, settings.episodes + 1):
-            await play_episode(life, instance, k, settings, memory_tool, model, state.messages)
+            await play_episode(life, instance, k, settings, memory_tool, model, state.messages, agent)
         records = store_as(LifetimeState).records
         state.output.completion = ", ".join(f"{r['episode']}: {r['outcome']}" for r in records)
         return state
