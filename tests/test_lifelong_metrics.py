@@ -55,3 +55,47 @@ def test_lifelong_metrics_pool_counts_and_leave_empty_ratios_nan():
     assert got["success_rate_1"] == 0.5 and got["success_rate_2"] == 0.5 and got["death_rate_2"] == 0.5
     assert math.isnan(got["note_accuracy_1"]) and got["note_accuracy_2"] == 12 / 14  # no claim at all in episode 1
     assert math.isnan(got["repair_rate_1"]) and got["hazard_claims_2"] == 0.5
+
+
+def test_lifetime_tables_pool_by_group_and_leave_empty_ratios_nan():
+    import pandas as pd
+
+    from spatialstale_evals.lifetime.tables import lifetime_tables
+
+    a = [record(1, "success"), record(2, "death", claims=10, true=8, hazard=1, seen=10, covered=10,
+                                      repairable=2, repaired=1, cause="safe_note")]  # fmt: skip
+    b = [record(1, "timeout"), record(2, "success", claims=4, true=4, seen=8, covered=4)]
+    frame = pd.DataFrame(
+        [
+            {"model": "m", "regime": "L1", "value": score_value(a, 2)},
+            {"model": "m", "regime": "L1", "value": score_value(b, 2)},
+            {"model": "m", "regime": "L0", "value": score_value(b, 2)},
+        ]
+    )
+    tables = lifetime_tables(frame)
+    assert tables["success_by_episode"].loc[("m", "L1")].tolist() == [0.5, 0.5]
+    assert tables["success_by_episode"].loc[("m", "L0")].tolist() == [0.0, 1.0]
+    accuracy = tables["note_accuracy_by_episode"].loc[("m", "L1")]
+    assert math.isnan(accuracy[1]) and accuracy[2] == 12 / 14
+    summary = tables["summary"].loc[("m", "L1")]
+    assert summary["repair_rate"] == 0.5 and summary["hazard_claims"] == 0.25 and summary["lifetimes"] == 2
+    assert math.isnan(tables["summary"].loc[("m", "L0"), "repair_rate"])
+    assert tables["deaths_by_cause"].loc[("m", "L1")].to_dict() == {
+        "safe_note": 1.0, "no_note": 0.0, "hole_note": 0.0, "conflicting_note": 0.0,
+    }  # fmt: skip
+
+
+def test_the_cost_estimate_counts_calls_from_the_lakes():
+    from spatialstale_evals.lifetime.cost import estimate_lifetime_cost
+    from spatialstale_evals.world import lifetimes
+    from spatialstale_evals.world.grid import shortest_path
+
+    life = lifetimes.load(None, "L1")[0]
+    est = estimate_lifetime_cost(life, {"episodes": 3})
+    # low: per episode a view, one move per step of the shortest path, and a write-back of a write and a reply
+    moves = sum(len(shortest_path(w.grid, (0, 0), (7, 7))) - 1 for w in life.episodes[:3])
+    assert est["low"]["calls"] == moves + 3 * 3
+    assert est["high"]["calls"] == 3 * (50 * (1 + 5) + 1 + 5)
+    assert est["low"]["input_tokens"] < est["high"]["input_tokens"]
+    kept = estimate_lifetime_cost(life, {"episodes": 3, "history": 0})
+    assert kept["low"]["input_tokens"] < est["low"]["input_tokens"] and kept["low"]["calls"] == est["low"]["calls"]
