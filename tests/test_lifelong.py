@@ -257,3 +257,17 @@ def test_your_own_agent_plays_the_episodes(tmp_path):
         first_hole = next((p for p in path if life.g0[p[0]][p[1]] == "H"), None)
         assert rec["outcome"] == ("death" if first_hole else "success")
     assert log.eval.metadata["agent"] == "custom"
+
+
+def test_each_request_extends_the_previous_one_within_an_episode(diligent_logs):
+    """history=None is append-only: within an episode every request is the
+    previous one plus its reply, the tools' answers and the next prompt (a
+    provider's prefix cache reuses it); a new episode starts a new conversation."""
+    sample = diligent_logs["L2"].samples[0]
+    inputs = [[(m.role, m.text) for m in e.input] for e in sample.events if e.event == "model"]
+    restarts = 0
+    for before, after in zip(inputs, inputs[1:]):
+        if after[: len(before)] != before:
+            restarts += 1
+            assert len(after) == 2 and after[0][0] == "system"  # a new episode: system and first prompt only
+    assert restarts == EPISODES - 1
