@@ -31,7 +31,7 @@ it leaves untouched. Nothing here imports Inspect.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -249,16 +249,3 @@ def verify(data: str | Path | None) -> dict[str, int]:
         counts[name] = len(sets[regime])
     return counts
 
-
-def seen_cells(grids: Sequence[Grid], trajectory: Sequence[Sequence[int]], radius: int | None) -> dict[Cell, str]:
-    """What an agent saw along ``trajectory`` (positions before each move and
-    after the last), the lake at each position being ``grids[i]``: each cell's
-    type at its last sighting. The view is the Chebyshev window of ``radius``
-    (None: everything)."""
-    seen: dict[Cell, str] = {}
-    for (ar, ac), grid in zip(trajectory, grids):
-        for r, row in enumerate(grid):
-            for c, kind in enumerate(row):
-                if radius is None or max(abs(r - ar), abs(c - ac)) <= radius:
-                    seen[(r, c)] = kind
-    return seen
