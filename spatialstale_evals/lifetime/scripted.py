@@ -7,7 +7,8 @@ request alone, i.e. of what a model is sent (the prompts, its own earlier
 calls and the tools' answers in this episode's conversation). Each plans the
 cheapest route on the lake it believes in: what it saw in this conversation
 (latest sighting first), then its notes, unknown cells passable at
-``UNKNOWN_COST`` steps each, holes never.
+``UNKNOWN_COST`` steps each, holes never; when its notes leave no way to
+the goal, on what it saw alone (``route``).
 
 - ``diligent`` views ``/memories/lake.md`` at the start of every episode,
   plans through its notes outside the window, and in each write-back rewrites
@@ -24,6 +25,7 @@ import heapq
 import json
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from inspect_ai.model import (
@@ -77,6 +79,17 @@ def viewed_notes(messages: Sequence[ChatMessage]) -> str | None:
     return None
 
 
+@lru_cache(maxsize=8192)
+def _observed(text: str) -> tuple[tuple[str, ...], Cell, Cell] | None:
+    """The observation in one message's text (memoised: every request repeats
+    the episode's earlier messages, and reading each again was most of an
+    agent's cost); None when it holds none."""
+    try:
+        return parse_text_observation(text)
+    except ValueError:
+        return None
+
+
 def sightings(messages: Sequence[ChatMessage]) -> tuple[dict[Cell, str], tuple[int, int], Cell, Cell] | None:
     """What this conversation showed: each cell's latest sighting (a death's
     cell as a hole), the lake's size, and the agent's and goal's cells now."""
@@ -87,10 +100,10 @@ def sightings(messages: Sequence[ChatMessage]) -> tuple[dict[Cell, str], tuple[i
             seen[(int(died["row"]), int(died["col"]))] = HOLE
         # a step prompt, or (under react) a move's answer with the next view
         if isinstance(m, ChatMessageUser) or (isinstance(m, ChatMessageTool) and m.function == "move"):
-            try:
-                grid, agent, goal = parse_text_observation(m.text)
-            except ValueError:
+            found = _observed(m.text)
+            if found is None:
                 continue
+            grid, agent, goal = found
             shape = (len(grid), len(grid[0]))
             seen.update({(r, c): k for r, row in enumerate(grid) for c, k in enumerate(row) if k != UNSEEN})
     if shape is None or agent is None or goal is None:
@@ -106,11 +119,9 @@ def believed(messages: Sequence[ChatMessage], shape: tuple[int, int], seen: dict
     return belief | seen
 
 
-def route(belief: dict[Cell, str], shape: tuple[int, int], agent: Cell, goal: Cell) -> str:
-    """The first move of the cheapest route (Dijkstra, unknown cells at
-    ``UNKNOWN_COST``, holes never; ties by action order); with no route, a
-    move into the edge (stay put) or UP."""
-    rows = tuple("".join(belief.get((r, c), UNSEEN) for c in range(shape[1])) for r in range(shape[0]))
+def _cheapest_first_move(rows: tuple[str, ...], agent: Cell, goal: Cell) -> str | None:
+    """The first move of the cheapest route on ``rows`` (Dijkstra, unknown
+    cells at ``UNKNOWN_COST``, holes never; ties by action order), or None."""
     best, prev, heap, order = {agent: 0}, {}, [(0, 0, agent)], 1
     while heap:
         cost, _, cur = heapq.heappop(heap)
@@ -130,8 +141,29 @@ def route(belief: dict[Cell, str], shape: tuple[int, int], agent: Cell, goal: Ce
                 best[nxt], prev[nxt] = step, cur
                 heapq.heappush(heap, (step, order, nxt))
                 order += 1
-    inside = [(0 <= agent[0] + dr < shape[0] and 0 <= agent[1] + dc < shape[1], a) for a, (dr, dc) in DELTAS.items()]
-    return next((a for ok, a in inside if not ok), "UP")
+    return None
+
+
+def _rows(cells: dict[Cell, str], shape: tuple[int, int]) -> tuple[str, ...]:
+    return tuple("".join(cells.get((r, c), UNSEEN) for c in range(shape[1])) for r in range(shape[0]))
+
+
+def route(belief: dict[Cell, str], seen: dict[Cell, str], shape: tuple[int, int], agent: Cell, goal: Cell) -> str:
+    """The first move of the cheapest route on the belief; if the belief
+    leaves no way to the goal (notes of holes that may have thawed), on what
+    was seen alone; if there is none either, a safe stay: a move into the
+    edge, else onto a neighbour not believed a hole, else UP."""
+    for cells in (belief, seen):
+        move = _cheapest_first_move(_rows(cells, shape), agent, goal)
+        if move is not None:
+            return move
+    for action, (dr, dc) in DELTAS.items():
+        if not (0 <= agent[0] + dr < shape[0] and 0 <= agent[1] + dc < shape[1]):
+            return action
+    for action, (dr, dc) in DELTAS.items():
+        if belief.get((agent[0] + dr, agent[1] + dc), UNSEEN) != HOLE:
+            return action
+    return "UP"
 
 
 def _step(messages: Sequence[ChatMessage], reads_notes: bool) -> tuple[str, dict[str, Any]] | str:
@@ -143,7 +175,7 @@ def _step(messages: Sequence[ChatMessage], reads_notes: bool) -> tuple[str, dict
         return "I cannot read the lake from this prompt."
     seen, shape, agent, goal = found
     belief = believed(messages, shape, seen) if reads_notes else seen
-    return "move", {"direction": route(belief, shape, agent, goal)}
+    return "move", {"direction": route(belief, seen, shape, agent, goal)}
 
 
 def _write_back(messages: Sequence[ChatMessage], only_first: bool) -> tuple[str, dict[str, Any]] | str:
