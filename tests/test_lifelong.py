@@ -271,3 +271,28 @@ def test_each_request_extends_the_previous_one_within_an_episode(diligent_logs):
             restarts += 1
             assert len(after) == 2 and after[0][0] == "system"  # a new episode: system and first prompt only
     assert restarts == EPISODES - 1
+
+
+def test_blind_diligent_dies_on_its_safe_notes_and_repairs_them(tmp_path):
+    """At view radius 0 the agent sees only its own cell: its notes are all it
+    has, and a death tells it the cell is a hole. Each death is traced to the
+    notes the episode began with (computed here from its last sightings), and
+    the write-back corrects the note it died of."""
+    log, by_id = run("diligent", "L2", tmp_path, limit=2, episodes=3, view_radius=0), lives("L2")
+    causes, repairs = [], 0
+    for sample in log.samples:
+        life, last_seen = by_id[sample.id], {}
+        for rec, world in zip(records(sample), life.episodes):
+            if rec["outcome"] == "death":
+                cell = tuple(rec["death_cell"])
+                noted = last_seen.get(cell)
+                expected = "no_note" if noted is None else "hole_note" if is_hole(noted) else "safe_note"
+                assert rec["death_cause"] == expected
+                causes.append(expected)
+            now = saw(world, rec, radius=0)
+            contradicted = {c for c, k in now.items() if c in last_seen and is_hole(k) != is_hole(last_seen[c])}
+            assert rec["repair"] == {"repairable": len(contradicted), "repaired": len(contradicted), "removed": 0}
+            repairs += len(contradicted)
+            last_seen |= now
+    assert "no_note" in causes  # it walks blind into holes it never saw
+    assert repairs > 0

@@ -47,7 +47,8 @@ from spatialstale_evals.world.observation import parse_text_observation
 
 UNKNOWN_COST = 3
 NOTES_PATH = PAPER_MEMORY_PATH
-_DEATH = template_pattern(MOVE_DEATH)
+#: A death's answer, from the cell on (``template_pattern`` reads numbers; the direction is a word).
+_DEATH = template_pattern(MOVE_DEATH.split("{direction}", 1)[1])
 _NUMBERED = re.compile(r"^\s*\d+\t", re.MULTILINE)
 
 
