@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the lazy exports below resolve to, for readers and type checkers
     from spatialstale_evals.detect import detect as detect
+    from spatialstale_evals.lifelong import lifelong as lifelong
     from spatialstale_evals.navigate import navigate as navigate
     from spatialstale_evals.probe import probe as probe
     from spatialstale_evals.stale import stale as stale
@@ -42,6 +43,7 @@ FAMILY_PACKAGES: dict[str, str] = {
     "navigate": "navigation",
     "probe": "probing",
     "stale": "stale_corpus",
+    "lifelong": "lifetime",
 }
 #: The @task functions' names, in order.
 TASKS: tuple[str, ...] = tuple(FAMILY_PACKAGES)

@@ -11,7 +11,7 @@ from spatialstale_evals import local_model, quickstart
 from spatialstale_evals.analysis.cli import add_subcommands as add_analysis_subcommands
 from spatialstale_evals.local_model import LocalModelError
 from spatialstale_evals.runs.cli import add_matrix_subcommand
-from spatialstale_evals.world import dataset, stats
+from spatialstale_evals.world import dataset, lifetimes, stats
 from spatialstale_evals.world.grid import GridError
 from spatialstale_evals.world.regimes import RegimeError
 
@@ -32,6 +32,9 @@ def _datasets_generate(args: argparse.Namespace) -> int:
         folder = dataset.resolve(out, size)
         for name, entry in dataset.read_manifest(folder)["files"].items():
             print(f"{folder / name}: {entry['instances']} instances, sha256 {entry['sha256'][:16]}...")
+    lives = lifetimes.write(out, args.master_seed, args.count, h, w)  # the lifelong task's, on the top size's instances
+    for name, entry in dataset.read_manifest(lives)["files"].items():
+        print(f"{lives / name}: {entry['instances']} lifetimes, sha256 {entry['sha256'][:16]}...")
     print(f"generated in {time.perf_counter() - start:.2f} s")
     return 0
 
@@ -51,6 +54,11 @@ def _datasets_verify(args: argparse.Namespace) -> int:
         for name, n in counts.items():
             print(f"{folder / name}: OK ({n} instances, checksum and byte-exact regeneration)")
         print(f"{size} verified in {time.perf_counter() - start:.1f} s")
+    top = dataset.resolve(args.dataset)
+    if dataset.own_size(top) in _chosen_sizes(args) and (top / lifetimes.LIFETIME_DIR).is_dir():
+        where = lifetimes.folder(args.dataset)
+        for name, n in lifetimes.verify(args.dataset).items():
+            print(f"{where / name}: OK ({n} lifetimes, checksum and byte-exact regeneration)")
     return 0
 
 
@@ -118,7 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a dataset folder (by default the canonical set's parameters, 8x8 only)",
         description=(
             "Write a dataset folder: one JSONL file per regime (gzip-compressed over 2 MB) and its MANIFEST.json, "
-            "and a sub-folder for each further --size. With the default seed and count and "
+            "the lifelong task's lifetimes on them in lifelong/, and a sub-folder for each further --size. "
+            "With the default seed and count and "
             f"--size {','.join(dataset.SIZES)} it is a byte-for-byte copy of the canonical set (which ships inside "
             f"the package, spatialstale_evals/data/{dataset.DATASET_VERSION}, and is never written by this command)."
         ),

@@ -48,6 +48,7 @@ from inspect_ai.util import registry_create
 
 import spatialstale_evals
 from spatialstale_evals.detect import TASK_VERSION as DETECT_VERSION
+from spatialstale_evals.lifelong import TASK_VERSION as LIFELONG_VERSION
 from spatialstale_evals.navigate import TASK_VERSION as NAVIGATE_VERSION
 from spatialstale_evals.probe import TASK_VERSION as PROBE_VERSION
 from spatialstale_evals.stale import TASK_VERSION as STALE_VERSION
@@ -57,7 +58,13 @@ EVAL_YAML = ROOT / "spatialstale_evals" / "eval.yaml"
 CHANGELOG = ROOT / "CHANGELOG.md"
 DOCS = ROOT / "docs"
 
-TASK_VERSIONS = {"detect": DETECT_VERSION, "navigate": NAVIGATE_VERSION, "probe": PROBE_VERSION, "stale": STALE_VERSION}
+TASK_VERSIONS = {
+    "detect": DETECT_VERSION,
+    "navigate": NAVIGATE_VERSION,
+    "probe": PROBE_VERSION,
+    "stale": STALE_VERSION,
+    "lifelong": LIFELONG_VERSION,
+}
 #: Tasks whose data is not in the package, with the arguments that run them on a
 #: fixture of ours (the Usage block's), and the samples their published data has (eval.yaml counts those).
 EXTERNAL_DATA = {"stale": ({"path": str(ROOT / RUN_ARGUMENTS["stale"][0]["path"])}, HUB_RECORDS)}

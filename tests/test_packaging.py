@@ -105,7 +105,8 @@ def test_generate_writes_only_where_it_is_told(installed: tuple[Path, Path]) -> 
     assert missing.returncode != 0 and "--out" in missing.stderr
     made = _run([str(bin_dir / "spatialstale"), "datasets", "generate", "--out", "mine", "--count", "2"], cwd=work)
     assert made.returncode == 0, made.stderr
-    assert sorted(p.name for p in (work / "mine").iterdir()) == [f"L{i}.jsonl" for i in range(4)] + ["MANIFEST.json"]
+    made_here = sorted(p.name for p in (work / "mine").iterdir())
+    assert made_here == [f"L{i}.jsonl" for i in range(4)] + ["MANIFEST.json", "lifelong"]  # lifelong: its lifetimes
 
 
 @pytest.mark.parametrize(

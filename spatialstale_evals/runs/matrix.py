@@ -197,13 +197,14 @@ def family_tasks(
 ) -> list[PlannedTask]:
     """The tasks of one family for one regime: each of its matrix arguments
     (``TaskFamily.matrix``) crossed with the factors it has, with its cost."""
-    takes_epochs = "epochs" in parameters(task_of(family.name))
+    takes = parameters(task_of(family.name))
     planned = []
     for own, epochs in family.matrix(spec) if family.matrix else ():
         for factors in spec.crossed(family.name):
-            args = {"regime": regime, **own, "dataset": spec.dataset, **spec.size_arg}
-            if takes_epochs:
-                args["epochs"] = epochs
+            args = {"regime": regime, **own}
+            args |= {"dataset": spec.dataset} if "dataset" in takes else {}
+            args |= spec.size_arg if "size" in takes else {}
+            args |= {"epochs": epochs} if "epochs" in takes else {}
             task = _planned(family.name, args, factors, len(instances), epochs, skipped)
             if task is not None:
                 if estimate_cost:

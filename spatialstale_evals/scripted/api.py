@@ -8,7 +8,8 @@ model provider, so they run from the CLI, in ``eval_set`` and under
 
 A task family's own scripted agents (``TaskFamily.scripted_agents``: the stale
 task's ``stale-aware``, ``stale-naive`` and ``judge``, from
-``stale_corpus/scripted.py``) are served here too, by name.
+``stale_corpus/scripted.py``; the lifelong task's ``diligent``, ``write_once`` and
+``amnesiac``, from ``lifetime/scripted.py``) are served here too, by name.
 
 ``-M latency_ms=L`` makes every call wait L milliseconds (an ``asyncio``
 sleep, not a busy wait) before it answers, as a remote API does: what the
@@ -157,7 +158,12 @@ class ScriptedAPI(ModelAPI):
             out_tokens = sum(
                 count_text_tokens(c.function + json.dumps(c.arguments)) for c in reply.message.tool_calls or []
             )
-            return _with_usage(reply, usage_in, out_tokens + count_text_tokens(reply.message.text))
+            reply.model = self.model_name
+            return (
+                reply
+                if reply.usage
+                else _with_usage(reply, usage_in, out_tokens + count_text_tokens(reply.message.text))
+            )
         prompt = last_prompt(input)
         salt = episode_salt()
         if any(t.name == "move" for t in tools):

@@ -1,0 +1,144 @@
+"""SpatialSTALE ``lifelong``: does an agent keep the notes it writes itself
+true when the lake changes under them?
+
+    inspect eval spatialstale_evals/lifelong.py -T regime=L1 --model anthropic/claude-sonnet-4-5
+    inspect eval spatialstale_evals/lifelong.py -T episodes=2 --model spatialstale/diligent --limit 1
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any, Literal
+
+from inspect_ai import Task, task, task_with
+
+from spatialstale_evals.harness.params import check_choice, check_positive_int, reject_unknown
+from spatialstale_evals.lifetime.agents import AgentFactory
+from spatialstale_evals.lifetime.samples import LifetimeSet
+from spatialstale_evals.lifetime.scoring import lifelong_scorer
+from spatialstale_evals.lifetime.solver import LifelongSettings, lifelong_loop
+from spatialstale_evals.metadata import task_name, task_version
+from spatialstale_evals.world.lifetimes import MAX_EPISODES
+from spatialstale_evals.world.observation import covers_grid
+from spatialstale_evals.world.regimes import REGIMES, RegimeName
+
+TASK_VERSION = task_version()
+
+#: Where the notes start: an empty store, or the instance's entries (already stale by the regime).
+InitialMemory = Literal["empty", "paper"]
+#: The per-episode agent: the navigate loop with the memory tool.
+AgentName = Literal["default", "react"]
+
+
+def check_args(
+    regime: str, episodes: int, view_radius: int | None, history: int | None, max_memory_calls: int,
+    initial_memory: str, agent: str, max_steps: int | None, epochs: int,
+) -> None:  # fmt: skip
+    """Every check on the parameters, before any model call."""
+    check_choice("regime", regime, REGIMES)
+    check_positive_int("episodes", episodes)
+    if episodes > MAX_EPISODES:
+        raise ValueError(f"episodes must be at most {MAX_EPISODES} (the lifetimes' length); got {episodes}")
+    if view_radius is not None:
+        check_positive_int("view_radius", view_radius, allow_zero=True)
+    if history is not None:
+        check_positive_int("history", history, allow_zero=True)
+    check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True)
+    check_choice("initial_memory", initial_memory, ("empty", "paper"))
+    check_choice("agent", agent, ("default", "react"))
+    if max_steps is not None:
+        check_positive_int("max_steps", max_steps)
+    check_positive_int("epochs", epochs)
+
+
+@task
+def lifelong(
+    regime: RegimeName = "L2",
+    episodes: int = 5,
+    view_radius: int | None = 1,
+    history: int | None = None,
+    max_memory_calls: int = 5,
+    initial_memory: InitialMemory = "empty",
+    agent: AgentName = "default",
+    dataset: str | None = None,
+    max_steps: int | None = None,
+    epochs: int = 1,
+    **unknown: Any,
+) -> Task:
+    """Lifelong memory: notes the agent writes itself, across the episodes of one lake's lifetime.
+
+    One sample per lifetime (50 per regime): ``episodes`` navigation episodes
+    on one lake, same start and goal, the lake changing between them by the
+    regime. Each episode is a new conversation; only the memory tool's
+    ``/memories`` directory carries over. The notes are read at every episode
+    start and scored against the lake. A parameter this signature does not
+    name is an error.
+
+    Args:
+        regime: How the lake changes: ``L0`` never (the control), ``L1``
+            scattered and ``L2`` clustered flips before every episode after
+            the first, ``L3`` online events inside every episode.
+        episodes: Episodes per lifetime (1 to 10).
+        view_radius: The agent sees the cells within this many rows and
+            columns of itself (default 1), the rest as ``?``; None shows the
+            whole lake (then notes are of no use: the lower-bound setting).
+        history: Earlier turns of the episode kept in each request: None (the
+            default) keeps the whole episode, append-only; K keeps the last K
+            turns. Nothing is kept from one episode to the next.
+        max_memory_calls: Memory tool calls allowed per step, and in the
+            write-back turn after each episode (default 5); they take no step.
+        initial_memory: ``empty`` (default) or ``paper``: the instance's memory
+            entries written to ``/memories/lake.md`` before episode 1, in the
+            paper's entry format (already stale by the regime).
+        agent: The per-episode agent: ``default`` plays the navigate loop with
+            ``move`` and ``memory``; ``react`` is Inspect's ``react()`` with the
+            same two tools (``lifelong_with_agent`` takes any Inspect agent).
+        dataset: Dataset folder made by ``spatialstale datasets generate`` (its
+            ``lifelong/`` sub-folder); default the canonical set shipped in the package.
+        max_steps: Step budget per episode; default the lifetime's (50 on 8x8).
+        epochs: Runs of each lifetime; each starts with its own empty memory.
+    """
+    reject_unknown(lifelong, unknown)
+    check_args(regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, max_steps, epochs)
+    lives = LifetimeSet.load(dataset, regime)
+    first = next(iter(lives.lives.values()))
+    if covers_grid(first.height, first.width, view_radius):
+        view_radius = None
+    params = {
+        "episodes": episodes,
+        "view_radius": view_radius,
+        "history": history,
+        "max_memory_calls": max_memory_calls,
+        "initial_memory": initial_memory,
+        "agent": agent,
+        "max_steps": max_steps or first.max_steps,
+    }
+    settings = LifelongSettings(
+        episodes=episodes,
+        view_radius=view_radius,
+        history=history,
+        max_memory_calls=max_memory_calls,
+        initial_memory=initial_memory,
+        max_steps=max_steps,
+        agent=agent,
+    )
+    return Task(
+        dataset=lives.samples(params, params),
+        solver=lifelong_loop(lives, settings),
+        scorer=lifelong_scorer(episodes),
+        epochs=epochs,
+        name=task_name("lifelong"),
+        version=TASK_VERSION,
+        metadata={"task_family": "lifelong", "regime": regime, **params},
+    )
+
+
+def lifelong_with_agent(agent: AgentFactory, **args: Any) -> Task:
+    """The ``lifelong`` task (``args`` are its parameters) with your own
+    per-episode agent: ``agent(tools)`` gets the episode's ``move`` and
+    ``memory`` tools and returns an Inspect ``Agent`` (docs/lifelong.md)."""
+    base = lifelong(**args)
+    meta = base.metadata or {}
+    settings = LifelongSettings(**{f.name: meta[f.name] for f in fields(LifelongSettings) if f.name != "agent"})
+    lives = LifetimeSet.load(args.get("dataset"), str(meta["regime"]))
+    return task_with(base, solver=lifelong_loop(lives, settings, agent), metadata=meta | {"agent": "custom"})

@@ -1,0 +1,140 @@
+"""One episode of a lifetime: the env, what the agent sees and has seen, the
+``move`` tool, the fallback move, and the per-sample state the scorer reads.
+
+The move's answers and the fallback are the navigate task's (same strings,
+same greedy step); the episode is written here rather than shared because a
+lifetime also tracks what the agent saw across episodes, which navigate
+does not need.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspect_ai.util import StoreModel
+from pydantic import Field
+
+from spatialstale_evals.harness import prompts
+from spatialstale_evals.world.env import ACTION_IDS, DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
+from spatialstale_evals.world.grid import HOLE, Cell, Grid, goal_of
+from spatialstale_evals.world.observation import in_view, visible_grid
+
+#: The outcome of an episode an Inspect limit stopped first (counted apart).
+LIMIT = "limit"
+OUTCOMES = (SUCCESS, DEATH, TIMEOUT, LIMIT)
+
+def greedy_direction(agent: Cell, goal: Cell) -> str:
+    """The paper's fallback: one step toward the goal along the axis with the
+    larger remaining distance (rows on a tie), blind to holes."""
+    dr, dc = goal[0] - agent[0], goal[1] - agent[1]
+    if abs(dr) >= abs(dc):
+        return "DOWN" if dr >= 0 else "UP"
+    return "RIGHT" if dc > 0 else "LEFT"
+
+
+class MemoryStore(StoreModel):
+    """The memory tool's files, read and seeded through Inspect's public
+    ``StoreModel`` API: a store model's keys are its class name and field
+    names, so this class, named and shaped as Inspect's memory tool's own
+    (``memory()`` keeps its files in ``MemoryStore.files``), reads and writes
+    the very same per-sample entries (a test checks that it sees what the
+    tool wrote)."""
+
+    seeding_complete: bool = Field(default=False)
+    files: dict[str, str] = Field(default_factory=dict)
+    dirs: list[str] = Field(default_factory=list)
+
+
+class LifetimeState(StoreModel):
+    """The sample's own state, kept in its Inspect store: one record per
+    episode played (``episode_record``), what the agent has ever seen, and
+    the tokens spent. Per sample, like the memory store: it never crosses
+    samples or epochs."""
+
+    records: list[dict[str, Any]] = Field(default_factory=list)
+    ever_seen: list[list[int]] = Field(default_factory=list)
+    tokens: int = 0
+
+
+@dataclass
+class LifeEpisode:
+    """One episode being played."""
+
+    index: int
+    env: DynamicFrozenLakeEnv
+    view_radius: int | None
+    trajectory: list[list[int]] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    fallbacks: list[dict[str, Any]] = field(default_factory=list)
+    sightings: dict[Cell, str] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    memory_calls: int = 0
+    memory_refused: int = 0
+    write_back_calls: int = 0
+    model_calls: int = 0
+    tokens: int = 0
+    death_cell: Cell | None = None
+
+    @property
+    def grid(self) -> Grid:
+        return self.env.grid
+
+    @property
+    def agent(self) -> Cell:
+        return self.env.agent
+
+    @property
+    def goal(self) -> Cell:
+        return goal_of(self.env.grid)
+
+    @property
+    def steps_left(self) -> int:
+        return self.env.max_steps - self.env.steps
+
+    @property
+    def over(self) -> bool:
+        return self.env.outcome is not None
+
+    @property
+    def outcome(self) -> str:
+        return self.env.outcome or LIMIT
+
+    @property
+    def seen(self) -> Grid:
+        """The lake as the agent sees it now (cells out of view are ``?``)."""
+        return visible_grid(self.grid, self.agent, self.view_radius)
+
+    def observe(self) -> None:
+        """Record what the agent is shown now: each cell's type at its latest sighting."""
+        for r, row in enumerate(self.grid):
+            for c, kind in enumerate(row):
+                if in_view(self.agent, (r, c), self.view_radius):
+                    self.sightings[(r, c)] = kind
+
+    def step(self, direction: str) -> str:
+        """Apply one move; the text the ``move`` tool answers. A death tells the
+        agent the cell is a hole, so it counts as a sighting."""
+        before = self.env.agent
+        _, _, _, _, info = self.env.step(ACTION_IDS[direction])
+        row, col = pos = self.env.agent
+        self.actions.append(direction)
+        self.trajectory.append(list(pos))
+        self.events.extend(info["events"])
+        if self.env.outcome == DEATH:
+            self.death_cell = pos
+            self.sightings[pos] = HOLE
+            return prompts.MOVE_DEATH.format(direction=direction, row=row, col=col)
+        if self.env.outcome == SUCCESS:
+            return prompts.MOVE_SUCCESS.format(direction=direction, row=row, col=col)
+        moved = prompts.MOVE_BUMPED if pos == before else prompts.MOVE_MOVED
+        where = moved.format(direction=direction, row=row, col=col)
+        if self.env.outcome == TIMEOUT:
+            return prompts.MOVE_TIMEOUT.format(where=where)
+        return prompts.MOVE_CONTINUE.format(where=where, steps_left=self.steps_left)
+
+    def fall_back(self, problem: str, reply_text: str) -> str:
+        """The greedy step for a reply without a valid ``move`` call, logged."""
+        direction = greedy_direction(self.agent, self.goal)
+        self.fallbacks.append({"step": self.env.steps, "problem": problem, "reply": reply_text[:500]})
+        return prompts.MOVE_FALLBACK.format(problem=problem, direction=direction) + self.step(direction)

@@ -1,0 +1,73 @@
+"""The ``lifelong`` family's registry entry: what the matrix runs (each
+lifetime once per seed), its cost bounds, what a report record keeps (the
+score value: counts summed over episodes and per episode index), its own
+report tables, and its scripted agents (``diligent``, ``write_once``,
+``amnesiac``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from spatialstale_evals.harness.cost import Cost, StandIn
+from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
+from spatialstale_evals.lifetime.cost import estimate_lifetime_cost
+from spatialstale_evals.lifetime.scripted import LIFETIME_AGENTS, lifetime_output
+from spatialstale_evals.lifetime.tables import lifetime_tables
+from spatialstale_evals.world import lifetimes
+from spatialstale_evals.world.instance import Instance
+
+
+def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
+    yield {}, 1  # a lifetime is one sample; its episodes are inside it
+
+
+def estimate(instances: Sequence[Instance], args: dict[str, Any], model: StandIn) -> tuple[Cost, Cost]:
+    """(low, high) over the lifetimes built on ``instances`` (the first N of the regime)."""
+    lives = lifetimes.load(args.get("dataset"), args["regime"])[: len(instances)]
+    low = high = Cost()
+    for life in lives:
+        bounds = estimate_lifetime_cost(life, args)
+        low += Cost(**bounds["low"])
+        high += Cost(**bounds["high"])
+    return low, high
+
+
+def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mapping[str, Any]) -> dict[str, Any]:
+    # the score value as one field (its per-episode keys vary with ``episodes``), read by ``lifetime_tables``
+    return {"value": dict(value)}
+
+
+TITLES = {
+    "success_by_episode": "Lifelong: success by episode index",
+    "note_accuracy_by_episode": "Lifelong: note accuracy at each episode start",
+    "summary": "Lifelong: outcomes, notes and repairs by model x regime",
+    "deaths_by_cause": "Lifelong: deaths by cause (a SAFE note, no note, an ignored HOLE note)",
+}
+
+
+def tables(records: pd.DataFrame) -> dict[str, tuple[str, pd.DataFrame]]:
+    if records is None or records.empty:
+        return {key: (title, pd.DataFrame()) for key, title in TITLES.items()}
+    return {key: (TITLES.get(key, key), table) for key, table in lifetime_tables(records).items()}
+
+
+def _agent(name: str) -> Any:
+    return lambda messages, tools, seed: lifetime_output(name, name, messages, tools)
+
+
+FAMILY = register_family(
+    TaskFamily(
+        name="lifelong",
+        scorer="lifelong_scorer",
+        dimensions=("regime",),
+        record=record,
+        matrix=matrix_arguments,
+        estimate=estimate,
+        in_default_matrix=False,
+        tables=tables,
+        scripted_agents={name: _agent(name) for name in LIFETIME_AGENTS},
+    )
+)

@@ -1,0 +1,78 @@
+"""What each episode leaves for the scorer and the researcher: its record
+(outcome, trajectory, the notes' scores at its start, the repairs its
+write-back made, the death's cause) and the audit of the notes shown in the
+transcript at its start."""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from typing import Any
+
+from spatialstale_evals.lifetime.episode import LifeEpisode
+from spatialstale_evals.lifetime.notes import (
+    HOLE_CLAIM,
+    SAFE,
+    Notes,
+    death_cause,
+    note_scores,
+    repair_counts,
+    truth,
+)
+from spatialstale_evals.world.grid import Cell, Grid
+from spatialstale_evals.world.lifetimes import EpisodeWorld
+
+#: Cells listed by name in an audit (stale or hazard); the rest are counted.
+AUDIT_LISTED = 40
+
+
+def episode_record(
+    episode: LifeEpisode, world: EpisodeWorld, start: Notes, end: Notes, ever_seen: Set[Cell]
+) -> dict[str, Any]:
+    """One episode's record (``LifetimeState.records``): the notes at its
+    start scored against the lake it started on and the cells seen in earlier
+    episodes, the repairs of those notes by the end of its write-back, and
+    what happened."""
+    death = episode.death_cell
+    return {
+        "episode": episode.index,
+        "outcome": episode.outcome,
+        "steps": episode.env.steps,
+        "trajectory": episode.trajectory,
+        "actions": episode.actions,
+        "fallbacks": episode.fallbacks,
+        "death_cell": list(death) if death else None,
+        "death_cause": death_cause(start, death) if death else None,
+        "notes": note_scores(start, world.grid, ever_seen),
+        "repair": repair_counts(start, episode.sightings, end),
+        "notes_after": {"claims": sum(len(v) for v in end.claims.values()), "memory_bytes": end.memory_bytes},
+        "changes": len(world.changes),
+        "events_realized": episode.events,
+        "sightings": len(episode.sightings),
+        "memory_calls": episode.memory_calls,
+        "write_back_calls": episode.write_back_calls,
+        "memory_refused": episode.memory_refused,
+        "model_calls": episode.model_calls,
+        "tokens": episode.tokens,
+    }
+
+
+def note_audit(notes: Notes, grid: Grid, ever_seen: Set[Cell], episode: int) -> dict[str, Any]:
+    """The notes at an episode's start as a researcher reads them in ``inspect
+    view``: the scores, and which claims are stale and which are hazards."""
+    scores = note_scores(notes, grid, ever_seen)
+    stale = sorted(
+        f"({r},{c}) claimed {claim}, now {truth(grid, (r, c))}"
+        for (r, c), made in notes.claims.items()
+        for claim in made
+        if claim != truth(grid, (r, c))
+    )
+    hazards = sorted(
+        f"({r},{c})" for (r, c), made in notes.claims.items() if SAFE in made and truth(grid, (r, c)) == HOLE_CLAIM
+    )
+    more = [f"... {len(stale) - AUDIT_LISTED} more"] if len(stale) > AUDIT_LISTED else []
+    return {
+        "episode": episode,
+        **scores,
+        "stale": stale[:AUDIT_LISTED] + more,
+        "hazards": hazards[:AUDIT_LISTED],
+    }

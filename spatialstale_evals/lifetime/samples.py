@@ -1,0 +1,70 @@
+"""Lifetimes as Inspect samples, and how the solver finds a sample's lifetime."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.solver import TaskState
+
+from spatialstale_evals.harness.prompts import SAMPLE_INPUT
+from spatialstale_evals.harness.samples import EPISODE_KEY, load_instances
+from spatialstale_evals.lifetime.prompts import PROMPT_VERSION
+from spatialstale_evals.world import dataset as world_dataset
+from spatialstale_evals.world import lifetimes
+from spatialstale_evals.world.instance import Instance
+from spatialstale_evals.world.lifetimes import Lifetime
+
+
+@dataclass(frozen=True, eq=False)
+class LifetimeSet:
+    """The lifetimes a task runs on, with the instances they are built on,
+    handed to the solver by id (samples carry only the id, as navigate's do)."""
+
+    name: str
+    lives: Mapping[str, Lifetime]
+    instances: Mapping[str, Instance]
+
+    @classmethod
+    def load(cls, dataset: str | Path | None, regime: str) -> LifetimeSet:
+        """The verified lifetimes of ``regime`` in ``dataset`` (None: the
+        canonical set) and their instances, checked to belong together."""
+        lives = {lt.id: lt for lt in lifetimes.load(dataset, regime)}
+        instances = {i.id: i for i in load_instances(dataset, regime)}
+        for life in lives.values():
+            inst = instances.get(life.id)
+            if inst is None or inst.seed != life.seed or inst.g0 != life.g0:
+                raise world_dataset.DatasetError(f"lifetime {life.id}: no matching instance in the dataset")
+        folder = Path(dataset).name if dataset is not None else world_dataset.DATASET_VERSION
+        return cls(f"{folder}/{lifetimes.LIFETIME_DIR}/{regime}", lives, instances)
+
+    def samples(self, params: Mapping[str, Any], listed: Mapping[str, Any]) -> MemoryDataset:
+        """One sample per lifetime; its input names the ``listed`` parameters."""
+        named = ", ".join(f"{k}={v}" for k, v in listed.items())
+        samples = [
+            Sample(
+                id=life.id,
+                input=SAMPLE_INPUT.format(task="lifelong", instance_id=life.id, params=named),
+                metadata={
+                    "instance_id": life.id,
+                    "regime": life.regime,
+                    "seed": life.seed,
+                    **params,
+                    "prompt_version": PROMPT_VERSION,
+                    "dataset_version": world_dataset.DATASET_VERSION,
+                    "changes": [len(w.changes) for w in life.episodes[: params["episodes"]]],
+                    "events": [len(w.events) for w in life.episodes[: params["episodes"]]],
+                },
+            )
+            for life in self.lives.values()
+        ]
+        return MemoryDataset(samples, name="spatialstale-lifelong")
+
+    def begin(self, state: TaskState) -> tuple[Lifetime, Instance]:
+        """The sample's lifetime and instance; records which sample and epoch runs."""
+        state.store.set(EPISODE_KEY, [state.sample_id, state.epoch])
+        key = str(state.metadata["instance_id"])
+        return self.lives[key], self.instances[key]

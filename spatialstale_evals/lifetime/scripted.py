@@ -1,0 +1,232 @@
+"""Scripted reference agents for the ``lifelong`` task, served by the scripted
+provider as ``spatialstale/diligent``, ``spatialstale/write_once`` and
+``spatialstale/amnesiac``.
+
+They are deterministic and stateless: every reply is a function of the
+request alone, i.e. of what a model is sent (the prompts, its own earlier
+calls and the tools' answers in this episode's conversation). Each plans the
+cheapest route on the lake it believes in: what it saw in this conversation
+(latest sighting first), then its notes, unknown cells passable at
+``UNKNOWN_COST`` steps each, holes never; when its notes leave no way to
+the goal, on what it saw alone (``route``).
+
+- ``diligent`` views ``/memories/lake.md`` at the start of every episode,
+  plans through its notes outside the window, and in each write-back rewrites
+  the file with every cell it knows, each as last seen, in the recommended
+  format (so every contradiction it saw is corrected);
+- ``write_once`` plays as ``diligent`` but writes only when it found no notes
+  (episode 1 of an empty store) and never updates them;
+- ``amnesiac`` never touches memory.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import re
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageTool,
+    ChatMessageUser,
+    ModelOutput,
+    ModelUsage,
+)
+from inspect_ai.tool import ToolInfo
+
+from spatialstale_evals.harness.prompts import MOVE_DEATH, template_pattern
+from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
+from spatialstale_evals.lifetime.notes import format_notes, parse_notes
+from spatialstale_evals.lifetime.prompts import PAPER_MEMORY_PATH
+from spatialstale_evals.world.grid import DELTAS, HOLE, UNSEEN, Cell, neighbours
+from spatialstale_evals.world.observation import parse_text_observation
+
+UNKNOWN_COST = 3
+NOTES_PATH = PAPER_MEMORY_PATH
+#: A death's answer, from the cell on (``template_pattern`` reads numbers; the direction is a word).
+_DEATH = template_pattern(MOVE_DEATH.split("{direction}", 1)[1])
+_NUMBERED = re.compile(r"^\s*\d+\t", re.MULTILINE)
+
+
+def _text(message: ChatMessage) -> str:
+    error = getattr(message, "error", None)
+    return message.text + (f"\n{error.message}" if error is not None else "")
+
+
+def memory_commands(messages: Sequence[ChatMessage]) -> list[str]:
+    """The ``command`` of every memory call the agent made in this conversation."""
+    return [
+        str((c.arguments or {}).get("command"))
+        for m in messages
+        if isinstance(m, ChatMessageAssistant)
+        for c in m.tool_calls or []
+        if c.function == "memory"
+    ]
+
+
+def viewed_notes(messages: Sequence[ChatMessage]) -> str | None:
+    """The notes file as the latest memory answer showed it (its ``cat -n``
+    lines unnumbered); empty when it did not exist; None before any answer."""
+    for m in reversed(messages):
+        if isinstance(m, ChatMessageTool) and m.function == "memory":
+            text = _text(m)
+            if "`cat -n`" not in text:
+                return ""
+            return _NUMBERED.sub("", text.split("\n", 1)[1] if "\n" in text else "")
+    return None
+
+
+@lru_cache(maxsize=8192)
+def _observed(text: str) -> tuple[tuple[str, ...], Cell, Cell] | None:
+    """The observation in one message's text (memoised: every request repeats
+    the episode's earlier messages, and reading each again was most of an
+    agent's cost); None when it holds none."""
+    try:
+        return parse_text_observation(text)
+    except ValueError:
+        return None
+
+
+def sightings(messages: Sequence[ChatMessage]) -> tuple[dict[Cell, str], tuple[int, int], Cell, Cell] | None:
+    """What this conversation showed: each cell's latest sighting (a death's
+    cell as a hole), the lake's size, and the agent's and goal's cells now."""
+    seen: dict[Cell, str] = {}
+    shape, agent, goal = None, None, None
+    for m in messages:
+        if isinstance(m, ChatMessageTool) and (died := _DEATH.search(m.text)):
+            seen[(int(died["row"]), int(died["col"]))] = HOLE
+        # a step prompt, or (under react) a move's answer with the next view
+        if isinstance(m, ChatMessageUser) or (isinstance(m, ChatMessageTool) and m.function == "move"):
+            found = _observed(m.text)
+            if found is None:
+                continue
+            grid, agent, goal = found
+            shape = (len(grid), len(grid[0]))
+            seen.update({(r, c): k for r, row in enumerate(grid) for c, k in enumerate(row) if k != UNSEEN})
+    if shape is None or agent is None or goal is None:
+        return None
+    return seen, shape, agent, goal
+
+
+def believed(messages: Sequence[ChatMessage], shape: tuple[int, int], seen: dict[Cell, str]) -> dict[Cell, str]:
+    """The notes last viewed (as cell types), overwritten by what was seen."""
+    text = viewed_notes(messages) or ""
+    notes = parse_notes({NOTES_PATH: text}, *shape)
+    belief = {cell: ("H" if made == {"HOLE"} else "F") for cell, made in notes.claims.items() if len(made) == 1}
+    return belief | seen
+
+
+def _cheapest_first_move(rows: tuple[str, ...], agent: Cell, goal: Cell) -> str | None:
+    """The first move of the cheapest route on ``rows`` (Dijkstra, unknown
+    cells at ``UNKNOWN_COST``, holes never; ties by action order), or None."""
+    best, prev, heap, order = {agent: 0}, {}, [(0, 0, agent)], 1
+    while heap:
+        cost, _, cur = heapq.heappop(heap)
+        if cur == goal:
+            while prev.get(cur) != agent and cur in prev:
+                cur = prev[cur]
+            delta = (cur[0] - agent[0], cur[1] - agent[1])
+            return next(a for a, d in DELTAS.items() if d == delta)
+        if cost > best[cur]:
+            continue
+        for nxt in neighbours(rows, cur):
+            kind = rows[nxt[0]][nxt[1]]
+            if kind == HOLE:
+                continue
+            step = cost + (UNKNOWN_COST if kind == UNSEEN else 1)
+            if step < best.get(nxt, step + 1):
+                best[nxt], prev[nxt] = step, cur
+                heapq.heappush(heap, (step, order, nxt))
+                order += 1
+    return None
+
+
+def _rows(cells: dict[Cell, str], shape: tuple[int, int]) -> tuple[str, ...]:
+    return tuple("".join(cells.get((r, c), UNSEEN) for c in range(shape[1])) for r in range(shape[0]))
+
+
+def route(belief: dict[Cell, str], seen: dict[Cell, str], shape: tuple[int, int], agent: Cell, goal: Cell) -> str:
+    """The first move of the cheapest route on the belief; if the belief
+    leaves no way to the goal (notes of holes that may have thawed), on what
+    was seen alone; if there is none either, a safe stay: a move into the
+    edge, else onto a neighbour not believed a hole, else UP."""
+    for cells in (belief, seen):
+        move = _cheapest_first_move(_rows(cells, shape), agent, goal)
+        if move is not None:
+            return move
+    for action, (dr, dc) in DELTAS.items():
+        if not (0 <= agent[0] + dr < shape[0] and 0 <= agent[1] + dc < shape[1]):
+            return action
+    for action, (dr, dc) in DELTAS.items():
+        if belief.get((agent[0] + dr, agent[1] + dc), UNSEEN) != HOLE:
+            return action
+    return "UP"
+
+
+def _step(messages: Sequence[ChatMessage], reads_notes: bool) -> tuple[str, dict[str, Any]] | str:
+    """A step's call: view the notes first (agents that read them), then move."""
+    if reads_notes and "view" not in memory_commands(messages):
+        return "memory", {"command": "view", "path": NOTES_PATH}
+    found = sightings(messages)
+    if found is None:
+        return "I cannot read the lake from this prompt."
+    seen, shape, agent, goal = found
+    belief = believed(messages, shape, seen) if reads_notes else seen
+    return "move", {"direction": route(belief, seen, shape, agent, goal)}
+
+
+def _write_back(messages: Sequence[ChatMessage], only_first: bool) -> tuple[str, dict[str, Any]] | str:
+    """The write-back: rewrite the notes with every known cell, once (for
+    ``only_first``: only when there were no notes)."""
+    start = max(i for i, m in enumerate(messages) if isinstance(m, ChatMessageUser))
+    if "create" in memory_commands(messages[start:]):
+        return "Notes saved."
+    found = sightings(messages)
+    notes = viewed_notes(messages[:start])
+    if found is None or (only_first and notes):
+        return "Nothing to update."
+    seen, shape, _, _ = found
+    text = format_notes(believed(messages, shape, seen))
+    return "memory", {"command": "create", "path": NOTES_PATH, "file_text": text}
+
+
+def diligent(messages: Sequence[ChatMessage], moving: bool) -> tuple[str, dict[str, Any]] | str:
+    return _step(messages, True) if moving else _write_back(messages, False)
+
+
+def write_once(messages: Sequence[ChatMessage], moving: bool) -> tuple[str, dict[str, Any]] | str:
+    return _step(messages, True) if moving else _write_back(messages, True)
+
+
+def amnesiac(messages: Sequence[ChatMessage], moving: bool) -> tuple[str, dict[str, Any]] | str:
+    return _step(messages, False) if moving else "Nothing to save."
+
+
+#: The agents by name (``spatialstale/<name>``).
+LIFETIME_AGENTS: dict[str, Callable[[Sequence[ChatMessage], bool], tuple[str, dict[str, Any]] | str]] = {
+    "diligent": diligent,
+    "write_once": write_once,
+    "amnesiac": amnesiac,
+}
+
+
+def lifetime_output(policy: str, model: str, messages: list[ChatMessage], tools: list[ToolInfo]) -> ModelOutput:
+    """The agent's reply to one request, with tokens counted as the scripted
+    provider counts every agent's (``harness/tokens.py``)."""
+    moving = any(t.name == "move" for t in tools)
+    choice = LIFETIME_AGENTS[policy](messages, moving)
+    usage_in = count_input_tokens(messages, tools)
+    if isinstance(choice, str):
+        output, out_text = ModelOutput.from_content(model, choice), choice
+    else:
+        function, arguments = choice
+        call_id = f"call_{len(messages)}_{function}"
+        output = ModelOutput.for_tool_call(model, function, arguments, tool_call_id=call_id, content="")
+        out_text = function + json.dumps(arguments)
+    out = count_text_tokens(out_text)
+    output.usage = ModelUsage(input_tokens=usage_in, output_tokens=out, total_tokens=usage_in + out)
+    return output

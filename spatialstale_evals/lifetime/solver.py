@@ -1,0 +1,284 @@
+"""The lifelong loop: a lifetime's episodes, each a new conversation, with only
+the memory store carried from one to the next.
+
+Per episode: the notes in the store are read and scored against the lake as
+it now is (``notes.note_scores``) and the audit is written to the transcript;
+then the navigate task's loop (one ``move`` per step, a greedy fallback for a
+reply without one) with Inspect's ``memory`` tool beside ``move``: memory
+calls take no step, at most ``max_memory_calls`` per step, each run by
+Inspect's own ``execute_tools`` (so the transcript shows every file
+operation); then one write-back turn that tells the agent the outcome and
+offers only ``memory`` (same cap). The conversation is kept within the
+episode (``history``: None keeps all of it, append-only, so each request is
+the previous one plus the new turn; K keeps the last K turns), and dropped
+at its end. The memory store is Inspect's per-sample ``MemoryStore``: it
+persists across the episodes of one sample and never crosses samples or
+epochs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from inspect_ai.log import transcript
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    ChatMessageUser,
+    ContentText,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    execute_tools,
+    get_model,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import Tool, ToolCall, memory
+from inspect_ai.util import LimitExceededError, store_as
+
+from spatialstale_evals.harness import prompts as shared
+from spatialstale_evals.harness.move import MOVE_TOOL
+from spatialstale_evals.harness.observe import observation, observation_parts, user_message
+from spatialstale_evals.harness.parsing import parse_move
+from spatialstale_evals.lifetime import prompts
+from spatialstale_evals.lifetime.agents import AgentFactory, move_tool, react_factory, run_agent
+from spatialstale_evals.lifetime.episode import LifeEpisode, LifetimeState, MemoryStore
+from spatialstale_evals.lifetime.notes import Notes, parse_notes
+from spatialstale_evals.lifetime.records import episode_record, note_audit
+from spatialstale_evals.lifetime.samples import LifetimeSet
+from spatialstale_evals.world.env import DynamicFrozenLakeEnv
+from spatialstale_evals.world.instance import Instance
+from spatialstale_evals.world.lifetimes import Lifetime
+
+
+@dataclass(frozen=True)
+class LifelongSettings:
+    """What the task fixes for every lifetime (its parameters, validated)."""
+
+    episodes: int
+    view_radius: int | None
+    history: int | None
+    max_memory_calls: int
+    initial_memory: str
+    max_steps: int | None
+    agent: str = "default"
+
+
+def paper_memory(instance: Instance) -> str:
+    """The instance's entries in the paper's entry format, one per line."""
+    return "".join(entry.text + "\n" for entry in instance.memory)
+
+
+def memory_files() -> dict[str, str]:
+    """The sample's memory store as it is now (path -> text)."""
+    return dict(store_as(MemoryStore).files)
+
+
+@dataclass
+class Conversation:
+    """One episode's conversation with the agent."""
+
+    model: Model
+    memory: Tool
+    settings: LifelongSettings
+    episode: LifeEpisode
+    system: ChatMessage
+    turns: list[list[ChatMessage]]
+
+    def request(self, current: list[ChatMessage]) -> list[ChatMessage]:
+        """The system message, the kept turns, the turn under way."""
+        history = self.settings.history
+        kept = self.turns if history is None else self.turns[len(self.turns) - history :] if history else []
+        return [self.system, *(m for turn in kept for m in turn), *current]
+
+    async def generate(self, current: list[ChatMessage], tools: list[Any]) -> ChatMessageAssistant:
+        output: ModelOutput = await self.model.generate(
+            self.request(current), tools=tools, tool_choice="auto", config=GenerateConfig(parallel_tool_calls=False)
+        )
+        self.episode.model_calls += 1
+        self.episode.tokens += output.usage.total_tokens if output.usage else 0
+        return output.message
+
+    async def run_memory(self, calls: list[ToolCall], used: int, limit: str) -> tuple[list[ChatMessage], int, bool]:
+        """Answers to the reply's memory calls, in order: those within the cap
+        run by Inspect's ``execute_tools``, the rest refused. Any failure the
+        tool itself does not report becomes an error answer, never a sample
+        error. Returns the answers, the calls used, whether any was refused."""
+        allowed = calls[: max(0, self.settings.max_memory_calls - used)]
+        answers: list[ChatMessage] = []
+        if allowed:
+            try:
+                result = await execute_tools([ChatMessageAssistant(content="", tool_calls=allowed)], [self.memory])
+                answers = [m for m in result.messages if isinstance(m, ChatMessageTool)]
+            except LimitExceededError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - bad model output never crashes a sample
+                answers = [
+                    ChatMessageTool(content=prompts.MEMORY_FAILED.format(error=type(exc).__name__), tool_call_id=c.id,
+                                    function="memory")
+                    for c in allowed
+                ]  # fmt: skip
+        refused = calls[len(allowed) :]
+        answers += [
+            ChatMessageTool(content=limit.format(cap=self.settings.max_memory_calls), tool_call_id=c.id,
+                            function="memory")
+            for c in refused
+        ]  # fmt: skip
+        self.episode.memory_calls += len(allowed)
+        self.episode.memory_refused += len(refused)
+        return answers, used + len(allowed), bool(refused)
+
+    def step_prompt(self, first: bool) -> ChatMessageUser:
+        """The episode header (first step only), the view line, the observation, the step line."""
+        ep, s = self.episode, self.settings
+        parts: list[Any] = []
+        if first:
+            parts.append(ContentText(text=prompts.EPISODE_START.format(episode=ep.index, episodes=s.episodes)))
+        if s.view_radius is not None:
+            unseen = observation("text").unseen
+            parts.append(ContentText(text=shared.NAVIGATE_PARTIAL.format(radius=s.view_radius, unseen=unseen)))
+        parts += observation_parts(ep.seen, ep.agent, "text", "navigate")
+        goal = ep.goal
+        step = shared.NAVIGATE_STEP.format(
+            row=ep.agent[0], col=ep.agent[1], goal_row=goal[0], goal_col=goal[1], steps_left=ep.steps_left
+        )
+        return user_message([*parts, ContentText(text=step)])
+
+    async def turn(self, first: bool) -> None:
+        """One step: the prompt, then replies until one moves (memory calls in
+        between, up to the cap); a reply without a valid move, or one over the
+        cap without a move, gets the greedy fallback step."""
+        ep = self.episode
+        ep.observe()
+        current: list[ChatMessage] = [self.step_prompt(first)]
+        used = 0
+        try:
+            while True:
+                reply = await self.generate(current, [MOVE_TOOL, self.memory])
+                current.append(reply)
+                calls = list(reply.tool_calls or [])
+                mem = [c for c in calls if c.function == "memory"]
+                others = [c for c in calls if c.function != "memory"]
+                answers, used, refused = await self.run_memory(mem, used, prompts.MEMORY_LIMIT)
+                if mem and not others and not refused:
+                    current += answers
+                    continue
+                current += answers + self.move(reply, others)
+                break
+        finally:
+            self.turns.append(current)
+
+    def move(self, reply: ChatMessageAssistant, calls: list[ToolCall]) -> list[ChatMessage]:
+        """Apply the first non-memory call if it is a valid ``move``, else the fallback."""
+        ep = self.episode
+        choice = parse_move(calls)
+        if choice.direction is not None:
+            result = ep.step(choice.direction)
+        else:
+            result = ep.fall_back(choice.problem or "", reply.text)
+        if not calls:
+            return [ChatMessageUser(content=result)]
+        first = [ChatMessageTool(content=result, tool_call_id=calls[0].id, function=calls[0].function)]
+        return first + [
+            ChatMessageTool(content=shared.MOVE_IGNORED, tool_call_id=c.id, function=c.function) for c in calls[1:]
+        ]
+
+    async def write_back(self) -> None:
+        """The turn after the episode: its outcome, and only the memory tool."""
+        ep, s = self.episode, self.settings
+        after = (
+            prompts.NEXT_EPISODE.format(episode=ep.index + 1) if ep.index < s.episodes else prompts.LAST_EPISODE
+        )
+        text = prompts.WRITE_BACK.format(
+            episode=ep.index, episodes=s.episodes, outcome=ep.outcome, steps=ep.env.steps, next_episode=after,
+            max_memory_calls=s.max_memory_calls,
+        )  # fmt: skip
+        current: list[ChatMessage] = [ChatMessageUser(content=text)]
+        used = 0
+        try:
+            while True:
+                reply = await self.generate(current, [self.memory])
+                current.append(reply)
+                calls = list(reply.tool_calls or [])
+                mem = [c for c in calls if c.function == "memory"]
+                others = [
+                    ChatMessageTool(content=prompts.MOVE_AFTER_EPISODE, tool_call_id=c.id, function=c.function)
+                    for c in calls
+                    if c.function != "memory"
+                ]
+                before = ep.memory_calls
+                answers, used, refused = await self.run_memory(mem, used, prompts.MEMORY_LIMIT_WRITE_BACK)
+                ep.write_back_calls += ep.memory_calls - before
+                current += answers + others
+                if not mem or refused:
+                    break
+        finally:
+            self.turns.append(current)
+
+
+async def play_episode(
+    life: Lifetime, instance: Instance, k: int, settings: LifelongSettings, memory_tool: Tool, model: Model,
+    messages: list[ChatMessage], factory: AgentFactory | None = None,
+) -> None:  # fmt: skip
+    """Episode ``k``: notes scored at its start, the steps, the write-back, its record."""
+    state = store_as(LifetimeState)
+    world = life.episodes[k - 1]
+    env = DynamicFrozenLakeEnv(life.instance_for(instance, k), max_steps=settings.max_steps or life.max_steps)
+    env.reset()
+    episode = LifeEpisode(index=k, env=env, view_radius=settings.view_radius)
+    episode.trajectory.append(list(env.agent))
+    start_notes: Notes = parse_notes(memory_files(), life.height, life.width)
+    ever_seen = {(r, c) for r, c in state.ever_seen}
+    transcript().info(note_audit(start_notes, world.grid, ever_seen, k), source=f"notes at the start of episode {k}")
+    system = ChatMessageSystem(
+        content=prompts.LIFELONG_SYSTEM.format(episodes=settings.episodes, max_memory_calls=settings.max_memory_calls)
+    )
+    talk = Conversation(model, memory_tool, settings, episode, system, [])
+    try:
+        if factory is None and settings.agent == "default":
+            first = True
+            while not episode.over:
+                await talk.turn(first)
+                first = False
+        else:  # an Inspect agent plays the episode with the two tools (lifetime/agents.py)
+            episode.observe()
+            make = factory or react_factory(episode, settings.max_memory_calls)
+            tools = [move_tool(episode), memory_tool]
+            played = await run_agent(make(tools), episode, [system, talk.step_prompt(True)], settings.max_memory_calls)
+            talk.turns.append(played[1:])
+            replies = [m for m in played if isinstance(m, ChatMessageAssistant)]
+            episode.memory_calls += sum(c.function == "memory" for m in replies for c in m.tool_calls or [])
+        await talk.write_back()
+    finally:
+        end_notes = parse_notes(memory_files(), life.height, life.width)
+        record = episode_record(episode, world, start_notes, end_notes, ever_seen)
+        state.records.append(record)
+        state.ever_seen = sorted([list(c) for c in ever_seen | set(episode.sightings)])
+        state.tokens += episode.tokens
+        messages.extend([system, *(m for turn in talk.turns for m in turn)])
+
+
+@solver
+def lifelong_loop(lives: LifetimeSet, settings: LifelongSettings, agent: AgentFactory | None = None) -> Solver:
+    """Play a lifetime: ``episodes`` episodes, only the memory carried over;
+    each by the default loop, ``react`` (``settings.agent``) or ``agent``'s."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        life, instance = lives.begin(state)
+        store = store_as(MemoryStore)
+        if settings.initial_memory == "paper" and not store.seeding_complete:
+            store.files[prompts.PAPER_MEMORY_PATH] = paper_memory(instance)
+        store.seeding_complete = True
+        memory_tool = memory()
+        model = get_model()
+        state.messages = []
+        for k in range(1, settings.episodes + 1):
+            await play_episode(life, instance, k, settings, memory_tool, model, state.messages, agent)
+        records = store_as(LifetimeState).records
+        state.output.completion = ", ".join(f"{r['episode']}: {r['outcome']}" for r in records)
+        return state
+
+    return solve

@@ -1,0 +1,108 @@
+"""The lifelong task's report tables, from its samples' score values.
+
+``lifetime_tables(records)`` takes one row per sample (epoch) with its score
+value (the dict, or its JSON text: the report's ``value`` column) and any
+grouping columns (``model``, ``regime``, ``agent`` ...) and returns, per
+group: success by episode index, note accuracy by episode index, a summary
+(outcome rates, note accuracy and coverage, repair rate, stale and hazard
+claims per episode start) and deaths by cause. Every ratio pools counts over
+the group's samples; an empty denominator is NaN (the report prints "-").
+
+    python -m spatialstale_evals.lifetime.tables LOG [LOG ...]
+
+prints the tables of lifelong logs (grouped by model and regime).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from spatialstale_evals.lifetime.notes import DEATH_CAUSES
+from spatialstale_evals.lifetime.scoring import pooled_ratio, totals
+
+#: Grouping columns used when present, in this order.
+GROUPS = ("model", "agent", "regime", "view_radius", "initial_memory", "history")
+#: The summary table's ratios.
+SUMMARY = (
+    "success_rate",
+    "death_rate",
+    "timeout_rate",
+    "note_accuracy",
+    "note_coverage",
+    "repair_rate",
+    "stale_claims",
+    "hazard_claims",
+    "conflicting_cells",
+    "memory_bytes",
+)
+
+
+def _value(value: Any) -> Mapping[str, float]:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _indices(summed: Mapping[str, float]) -> list[int]:
+    return sorted(int(k.removeprefix("played_")) for k in summed if k.startswith("played_"))
+
+
+def lifetime_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The report's lifelong tables (module docstring): ``success_by_episode``,
+    ``note_accuracy_by_episode``, ``summary``, ``deaths_by_cause``."""
+    keys = [g for g in GROUPS if g in records.columns]
+    groups = records.groupby(keys, dropna=False, sort=True) if keys else [((), records)]
+    rows: dict[str, list[dict[str, Any]]] = {"success": [], "accuracy": [], "summary": [], "deaths": []}
+    for key, frame in groups:
+        label = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        summed = totals(_value(v) for v in frame["value"] if v is not None)
+        ks = _indices(summed)
+        rows["success"].append(label | {k: pooled_ratio(summed, "success_rate", f"_{k}") for k in ks})
+        rows["accuracy"].append(label | {k: pooled_ratio(summed, "note_accuracy", f"_{k}") for k in ks})
+        summary = {name: pooled_ratio(summed, name) for name in SUMMARY}
+        rows["summary"].append(label | {"lifetimes": len(frame), "episodes": summed.get("played", 0.0)} | summary)
+        rows["deaths"].append(label | {c: summed.get(f"death_{c}", 0.0) for c in DEATH_CAUSES})
+    index = keys or None
+
+    def table(name: str) -> pd.DataFrame:
+        frame = pd.DataFrame(rows[name])
+        return frame.set_index(index) if index and not frame.empty else frame
+
+    return {
+        "success_by_episode": table("success"),
+        "note_accuracy_by_episode": table("accuracy"),
+        "summary": table("summary"),
+        "deaths_by_cause": table("deaths"),
+    }
+
+
+def records_from_logs(paths: Sequence[str]) -> pd.DataFrame:
+    """One row per sample of lifelong logs: model, the task's grouping
+    arguments, the score value."""
+    from inspect_ai.log import read_eval_log
+
+    rows = []
+    for path in paths:
+        log = read_eval_log(path)
+        args = log.eval.task_args or {}
+        for sample in log.samples or []:
+            score = (sample.scores or {}).get("lifelong_scorer")
+            if score is not None:
+                rows.append({"model": log.eval.model, "regime": args.get("regime", "L2"), "value": score.value})
+    return pd.DataFrame(rows)
+
+
+
+def main(argv: Sequence[str]) -> int:
+    tables = lifetime_tables(records_from_logs(argv))
+    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.precision", 3):
+        for name, frame in tables.items():
+            print(f"\n{name}\n{frame.to_string(na_rep='-')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
