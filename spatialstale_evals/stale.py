@@ -18,9 +18,6 @@ from typing import Any, Literal, get_args
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
-# not exported: whether an eval is building the task (the roles are known then)
-from inspect_ai.model._model import active_model  # inspect-evals-lint: ignore[IECQ001] -- no public equivalent
-
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.params import (
     NotApplicable,
@@ -43,7 +40,7 @@ from spatialstale_evals.stale_corpus.corpus import (
     load_corpus,
     record_sample,
 )
-from spatialstale_evals.stale_corpus.scoring import require_grader, stale_judge, stale_metrics
+from spatialstale_evals.stale_corpus.scoring import stale_judge, stale_metrics
 
 TASK_VERSION = task_version()
 logger = logging.getLogger(__name__)
@@ -139,8 +136,6 @@ def stale(
         raise NotApplicable(
             f"hub_revision={hub_revision!r}: the revision source=hub downloads; source={source} reads path"
         )
-    if active_model() is not None:  # built by an eval (not called directly): refuse to start without the judge
-        require_grader()
     file, commit = _corpus_file(path, source, hub_revision)
     corpus = load_corpus(file, strict=strict)
     samples = [record_sample(r, context_tokens) for r in corpus.records if r.type in asked_types]

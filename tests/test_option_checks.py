@@ -1,7 +1,7 @@
 """Options with no effect in the configuration chosen, and sizes past their
 bounds, are errors when the task is built (before any model call), naming the
-option and the reason or the bound; the ``stale`` task refuses to start
-without its ``grader`` role."""
+option and the reason or the bound; the ``stale`` task without its ``grader``
+role stops every sample before any model call."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from spatialstale_evals.harness.params import NotApplicable
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.probe import probe
 from spatialstale_evals.stale import stale
-from spatialstale_evals.stale_corpus.scoring import MissingGrader
 from spatialstale_evals.world import generate_instance
 from spatialstale_evals.world.grid import GridError
 
@@ -40,7 +39,7 @@ def test_hub_revision_with_a_local_path_is_an_error() -> None:
         stale(path=MINI, hub_revision="v2")
 
 
-def test_stale_without_a_grader_refuses_to_start_before_any_call(tmp_path: Path) -> None:
+def test_stale_without_a_grader_stops_every_sample_before_any_call(tmp_path: Path) -> None:
     calls: list[int] = []
 
     def reply(messages, tools, tool_choice, config) -> ModelOutput:
@@ -50,9 +49,11 @@ def test_stale_without_a_grader_refuses_to_start_before_any_call(tmp_path: Path)
         return out
 
     model = get_model("mockllm/model", custom_outputs=reply, memoize=False)
-    with pytest.raises(MissingGrader, match="--model-role grader="):
-        inspect_eval(stale, task_args={"path": MINI}, model=model, display="none", log_dir=str(tmp_path))
+    [log] = inspect_eval(stale, task_args={"path": MINI}, model=model, display="none", log_dir=str(tmp_path))
     assert calls == []
+    assert log.status == "error" or all(s.error for s in log.samples or [])
+    errors = [s.error.message for s in log.samples or [] if s.error] or [log.error.message if log.error else ""]
+    assert all("--model-role grader=" in e for e in errors), errors
 
 
 @pytest.mark.parametrize(
