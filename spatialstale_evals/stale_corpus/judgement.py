@@ -16,11 +16,13 @@ record, and the reason is said."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.bounded_json import json_values
 from spatialstale_evals.harness.parsing import looks_like_refusal
 
 #: How a judge may write a dimension's verdict: ``true``, ``"pass"``, ``"FAIL"``, 1 ...
@@ -62,27 +64,27 @@ def _verdict(value: Any) -> bool | None:
     return _VERDICT_WORDS.get(str(value).strip().lower()) if isinstance(value, str) else None
 
 
+_FENCE = re.compile(r"```(?:json|JSON)?")
+
+
 def judge_key(dimension: str) -> str:
     """The key STALE's judge writes a dimension's verdict under: ``dim1_eval``."""
     return f"{dimension}_eval"
 
 
 def top_level_values(text: str) -> list[Any]:
-    """Every JSON object or array that stands on its own in ``text`` (prose and
-    code fences around allowed), in order; what is nested in one is not listed apart."""
-    decoder, found, pos = json.JSONDecoder(), [], 0
-    while True:
-        starts = [i for i in (text.find("{", pos), text.find("[", pos)) if i >= 0]
-        if not starts:
-            return found
-        start = min(starts)
-        try:
-            value, pos = decoder.raw_decode(text, start)
-        except ValueError:
-            pos = start + 1
-            continue
-        if isinstance(value, (dict, list)):
-            found.append(value)
+    """Every JSON object that stands on its own in ``text`` (prose and code fences
+    around allowed), in order, what is nested in one not listed apart; or, for a
+    reply that is one JSON array (a list of per-dimension verdicts), that array.
+    Read within the bounds of ``harness/bounded_json.py`` (size, depth, linear
+    time): a reply past them has no values, so no verdict."""
+    stripped = _FENCE.sub("", text).strip()
+    if stripped.startswith("[") and "]" in stripped:
+        # the array decoded through the same bounded reader, as the one field of an object
+        wrapped = json_values('{"verdicts": ' + stripped[: stripped.rfind("]") + 1] + "}").values
+        if wrapped and isinstance(wrapped[0], dict) and isinstance(wrapped[0].get("verdicts"), list):
+            return [wrapped[0]["verdicts"]]
+    return [value for value in json_values(text).values if isinstance(value, dict)]
 
 
 def _dimension_value(candidate: dict[str, Any] | list[Any], dimension: str) -> Any:
