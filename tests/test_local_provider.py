@@ -157,5 +157,10 @@ def test_fetch_says_what_failed_when_pip_finds_nothing(offline_index):
 def test_an_installed_copy_comes_first(tmp_path, monkeypatch):
     monkeypatch.setenv("SPATIALSTALE_STATE_DIR", str(tmp_path))
     installed = tmp_path / "site" / weights.GGUF_NAME
+    installed.parent.mkdir()
+    installed.write_bytes(b"pinned weights")  # found first, and checked against the pinned digest
+    monkeypatch.setattr(weights, "GGUF_SHA256", hashlib.sha256(b"pinned weights").hexdigest())
+    weights.cached_gguf().parent.mkdir(parents=True, exist_ok=True)
+    weights.cached_gguf().write_bytes(b"pinned weights")
     monkeypatch.setattr(weights, "installed_gguf", lambda: installed)
     assert weights.find_gguf() == installed

@@ -202,7 +202,7 @@ def canonical_targets(regime: str) -> list[tuple]:
 
 def blind_balanced(regime: str, answer) -> dict[str, float]:
     """Balanced accuracy per dimension of an agent that answers without looking, over the 50
-    canonical instances of ``regime``, counted here from the targets and the rules of SPEC 8.6:
+    canonical instances of ``regime``, counted here from the targets and the probe rules (docs/specification.md#probe):
     explicit by the cell's truth, premise and implicit by stale vs control; a move passes when it
     steps onto the target exactly when the target is safe now. ``answer(dimension, target, safe_now,
     stale)`` is the chance (0..1) that the agent's answer passes, so a random mover is its expectation."""
