@@ -2,6 +2,8 @@
 
 - The package's own registry entries, snapshotted before pytest imports any
   test module (``_builtins``).
+- A guard that every test leaves the registries as it found them (a test
+  that registers an entry removes it again: a fixture, or try/finally).
 - One local-model server per test session (``local_server``, session scoped):
   every ``local_model`` test that needs a running server uses this one, so a
   session starts it once. The fault test kills it and restarts it on the same
@@ -19,6 +21,16 @@ from _local_server import LocalServer, require_local_extra
 
 from spatialstale_evals import local_model
 from spatialstale_evals.local_model import server as lm_server
+from spatialstale_evals.navigation.strategies import STRATEGIES
+from spatialstale_evals.world.regimes import REGIMES
+
+
+@pytest.fixture(autouse=True)
+def _registries_restored() -> Iterator[None]:
+    """An entry a test registers and leaves behind would change what every later test sees."""
+    before = (tuple(REGIMES), tuple(STRATEGIES))
+    yield
+    assert (tuple(REGIMES), tuple(STRATEGIES)) == before, "the test left a regime or strategy registered"
 
 
 @pytest.fixture(scope="session")
