@@ -13,7 +13,9 @@ run goes through the CLI in a subprocess, one episode at a time; the kill
 comes after the server has answered ``KILL_AFTER`` = ``MAX_STEPS`` more
 requests (its output counts them: llama.cpp reports each answer's timing,
 ending with a ``total time`` line), so the first episode is done whatever its
-length and, with ``SAMPLES`` two more than that, at least one is not. The run
+length and, with ``SAMPLES`` two more than that, at least one is not. The
+episodes show no memory notes (``no_memory``): the fault is in the transport,
+and a prompt without the 64 notes takes the server a third of the time. The run
 caps its retries (``--max-retries 1``), so a dead server ends it in seconds
 instead of an unbounded backoff: the setting the "Faults" paragraph of
 docs/matrix-and-report.md recommends for a local server.
@@ -54,7 +56,7 @@ def answered(log: Path) -> int:
 
 
 def first_run(base_url: str, log_dir: Path) -> list[str]:
-    return [*INSPECT, "eval", "spatialstale_evals/navigate.py", "-T", "strategy=no_filter",
+    return [*INSPECT, "eval", "spatialstale_evals/navigate.py", "-T", "strategy=no_memory",
             "-T", f"max_steps={MAX_STEPS}", "--epochs", "1", "--limit", str(SAMPLES),
             "--model", local_model.INSPECT_MODEL, "--model-base-url", base_url,
             "--log-dir", str(log_dir), *GENERATION]  # fmt: skip
