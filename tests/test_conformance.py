@@ -24,6 +24,7 @@ import json
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -308,24 +309,45 @@ def test_changelog_parser_reads_only_dated_entries_of_its_section() -> None:
 # -- inspect-evals-lint ----------------------------------------------------------
 
 
+#: Runs inspect-evals-lint as ``python -m inspect_evals_lint`` would, in an
+#: environment whose installed distributions leave out the ones named in argv[1]
+#: (comma-separated). The linter maps each import to its distribution through
+#: what is installed (``importlib.metadata``); without them it falls back to the
+#: import's own name, so this is the view of a user without those packages, and
+#: the stricter one: an import the linter passes here it passes with them too.
+LINT_WITHOUT = """
+import importlib.metadata as md, runpy, sys
+hidden = set(sys.argv[1].split(","))
+every = md.distributions
+md.distributions = lambda **kw: (d for d in every(**kw) if (d.metadata["Name"] or "").lower() not in hidden)
+left = {n.lower() for names in md.packages_distributions().values() for n in names}
+assert not hidden & left, hidden & left
+sys.argv = ["inspect_evals_lint", *sys.argv[2:]]
+runpy.run_module("inspect_evals_lint", run_name="__main__", alter_sys=True)
+"""
+
+
+def local_extra() -> list[str]:
+    """The [local] extra's distributions, by name (what a user without it lacks)."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    return [re.split(r"[<>=!~\[; ]", dep, maxsplit=1)[0].lower() for dep in extras["local"]]
+
+
 def test_inspect_evals_lint_passes() -> None:
     """The PyPI linter, configured in pyproject's ``[tool.inspect-evals-lint]``
-    (whose per-file ignores say why), finds no failure and no warning."""
+    (whose per-file ignores say why), finds no failure and no warning, also
+    where the [local] extra is not installed: the one run sees the environment
+    without it (``LINT_WITHOUT``), the stricter view."""
+    hidden = local_extra()
+    assert "xllamacpp" in hidden
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "inspect_evals_lint",
-            "--task",
-            "spatialstale_evals/detect.py",
-            "--output-format",
-            "json",
-        ],
+        [sys.executable, "-c", LINT_WITHOUT, ",".join(hidden),
+         "--task", "spatialstale_evals/detect.py", "--output-format", "json"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,
-    )
+    )  # fmt: skip
     try:
         report = json.loads(result.stdout)
     except json.JSONDecodeError:

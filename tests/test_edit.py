@@ -28,6 +28,7 @@ from spatialstale_evals.world import dataset
 
 
 def run(task: Any, model: str = "spatialstale/observer", **kwargs: Any) -> EvalLog:
+    kwargs.setdefault("log_realtime", False)  # read when finished: no live-viewing buffer
     log = inspect_eval(task, model=model, display="none", **kwargs)[0]
     assert log.status == "success", log.error
     return log

@@ -75,6 +75,7 @@ def replay_walks(row: dict) -> dict[tuple[int, int], list[tuple[int, int]]]:
 
 
 def run(tmp_path: Path, task, model, limit: int = 2, **kwargs) -> EvalLog:
+    kwargs.setdefault("log_realtime", False)  # read when finished: no live-viewing buffer
     (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path), limit=limit, display="none", **kwargs)
     assert log.status == "success", log.error
     return log

@@ -3,7 +3,8 @@
 
 The end-to-end tests (marker ``local_model``) run ``spatialstale quickstart``
 itself (one seed / episode per task, a short budget) against a real model
-nobody here wrote, and a server of their own for the provider's round trip.
+nobody here wrote (with the server the quickstart starts), and the session's
+server (``local_server`` in ``conftest.py``) for the provider's round trip.
 They assert structure, not quality: the quickstart says what it does as it
 goes and ends cleanly, its three tasks finish with status success, every
 sample is scored, every navigate step is a real ``move`` call (the server's
@@ -36,6 +37,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from _local_server import require_local_extra
 
 from spatialstale_evals import local_model, quickstart
 from spatialstale_evals.local_model import provider
@@ -52,26 +54,14 @@ DIRECTIONS = ("UP", "DOWN", "LEFT", "RIGHT")
 
 
 @pytest.fixture(scope="module")
-def server():
-    try:
-        local_model.check_ready()
-    except local_model.LocalModelError as exc:
-        pytest.fail(f"the local-model test needs the [local] extra: {exc}", pytrace=False)
-    with local_model.running_server() as state:
-        yield state
-    assert not local_model.pid_alive(state.pid), "the fixture's server outlived the fixture"
-
-
-@pytest.fixture(scope="module")
 def quickstart_run(tmp_path_factory):
     """``spatialstale quickstart`` itself, as a user runs it (its own server,
     one seed / episode per task, a short budget): its printed output and logs.
     Every model call's request and reply is kept in the logs
-    (``INSPECT_EVAL_LOG_MODEL_API``; Inspect keeps the first few by default)."""
-    try:
-        local_model.check_ready()
-    except local_model.LocalModelError as exc:
-        pytest.fail(f"the local-model test needs the [local] extra: {exc}", pytrace=False)
+    (``INSPECT_EVAL_LOG_MODEL_API``; Inspect keeps the first few by default).
+    It starts and stops a server of its own (the README's first command does);
+    the other end-to-end tests share the session's (``local_server``)."""
+    require_local_extra()
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     log_dir = tmp_path_factory.mktemp("quickstart-logs")
@@ -120,7 +110,8 @@ def test_the_quickstart_says_what_it_does_and_ends_cleanly(quickstart_run):
 
 
 @pytest.mark.local_model
-def test_server_answers_on_loopback_only(server):
+def test_server_answers_on_loopback_only(local_server):
+    server = local_server
     assert local_model.models_answer(server.port) == [local_model.MODEL_ALIAS]
     info = local_model.status(server.port)
     assert info["running"] and info["answering"] and info["pid"] == server.pid
@@ -233,7 +224,7 @@ def test_logs_open_with_read_eval_log(logs):
 
 
 @pytest.mark.local_model
-def test_provider_round_trip_through_history(server):
+def test_provider_round_trip_through_history(local_server):
     """A forced call, its result sent back as history (Inspect's emulation
     writes both as text), then a second call: the server's template renders
     the conversation and the grammar holds the reply to the tool's schema."""
@@ -246,7 +237,7 @@ def test_provider_round_trip_through_history(server):
     messages = [ChatMessageSystem(content="Move the agent."), ChatMessageUser(content="Go down, then right.")]
 
     async def conversation():
-        model = get_model(local_model.INSPECT_MODEL, base_url=server.base_url, memoize=False)
+        model = get_model(local_model.INSPECT_MODEL, base_url=local_server.base_url, memoize=False)
         first = await model.generate(messages, tools=[MOVE_TOOL], tool_choice=ToolFunction("move"), config=config)
         (call,) = first.message.tool_calls
         answer = ChatMessageTool(content="Moved. Now at (1,0).", tool_call_id=call.id, function="move")
@@ -263,7 +254,7 @@ def test_provider_round_trip_through_history(server):
 
 
 @pytest.mark.local_model
-def test_the_server_honours_inspects_response_schema(server):
+def test_the_server_honours_inspects_response_schema(local_server):
     """Structured output (``-T structured_output=true``) reaches the server as
     Inspect's ``response_schema``; the provider adds no grammar to it, and the
     reply has the schema's shape (checked with ``jsonschema``)."""
@@ -278,7 +269,7 @@ def test_the_server_honours_inspects_response_schema(server):
     prompt = [ChatMessageUser(content="The note says (2,3) is safe; the cell is now a hole. Is the note stale?")]
 
     async def ask():
-        return await get_model(local_model.INSPECT_MODEL, base_url=server.base_url, memoize=False).generate(
+        return await get_model(local_model.INSPECT_MODEL, base_url=local_server.base_url, memoize=False).generate(
             prompt, config=config
         )
 

@@ -1,10 +1,17 @@
-"""The suite as users install it: a wheel in a fresh virtual environment.
+"""The suite as users install it: a wheel, not the checkout.
 
 The wheel is built from this checkout and installed (no editable install,
-none of the [local] extra) into a new venv that sees nothing of this
-environment; every command then runs with a working directory outside the
-repository, so nothing can come from the source tree. This is what a
-``pip install spatialstale-evals`` or ``pip install git+...`` user gets.
+none of the [local] extra's weights or state) into a new venv; every command
+then runs with a working directory outside the repository, so nothing can
+come from the source tree. This is what a ``pip install spatialstale-evals``
+or ``pip install git+...`` user gets. The venv sees this environment's
+packages (``--system-site-packages``) and the wheel goes in with ``--no-deps``:
+the dependencies are the ones this environment resolved from the same
+pyproject, so reinstalling them proves nothing more and costs a minute and a
+half; what the test proves is that the *package* Python imports, its data and
+its entry points (the CLI, Inspect's task registry) are the wheel's, read
+from the venv. (The linter's view of an environment without the [local]
+extra: ``test_conformance.py::test_inspect_evals_lint_passes``.)
 """
 
 from __future__ import annotations
@@ -19,8 +26,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from _builtins import BUILTIN_REGIMES, regime_files
+
+from spatialstale_evals.world import dataset
+from spatialstale_evals.world.lifetimes import LIFETIME_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "spatialstale_evals" / "data" / dataset.DATASET_VERSION
 
 
 def _run(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
@@ -36,35 +48,69 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)], cwd=base)
     assert built.returncode == 0, built.stderr
     (wheel,) = dist.glob("spatialstale_evals-*.whl")
-    venv.create(base / "venv", with_pip=True, symlinks=True)
+    # pip comes from the system site too: it installs into the interpreter that runs it, the venv's
+    venv.create(base / "venv", system_site_packages=True, with_pip=False, symlinks=True)
     bin_dir = base / "venv" / "bin"
-    # the test extra's linter too: it checks the source tree against what this venv has installed
-    pip = _run(
-        [str(bin_dir / "python"), "-m", "pip", "install", "-q", str(wheel), "inspect-evals-lint>=0.12"], cwd=base
-    )
+    pip = _run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], cwd=base)
     assert pip.returncode == 0, pip.stderr[-3000:]
     work = base / "elsewhere"
     work.mkdir()
     return bin_dir, work
 
 
+def checkout_manifests() -> dict[str, dict]:
+    """Each canonical size's MANIFEST.json in the checkout, by size: what the wheel must ship."""
+    top = DATA / dataset.MANIFEST
+    sizes = json.loads(top.read_text(encoding="utf-8"))["sizes"]
+    folders = {size: DATA if k == 0 else DATA / size for k, size in enumerate(sizes)}
+    return {
+        size: json.loads((folder / dataset.MANIFEST).read_text(encoding="utf-8")) for size, folder in folders.items()
+    }
+
+
+#: Run in the venv: where the package, its data and its Inspect entry point come
+#: from, and the sha256 of every data file its manifests list (of the JSONL
+#: text, as the manifests record it), and one file of each size loaded.
+SHIPPED = """
+import gzip, hashlib, json, sys
+from importlib import metadata
+import spatialstale_evals
+from spatialstale_evals.world import dataset
+from spatialstale_evals.world.lifetimes import LIFETIME_DIR
+(entry,) = [e for e in metadata.entry_points(group="inspect_ai") if e.name == "spatialstale_evals"]
+files, loaded = {}, {}
+for size in dataset.sizes_of(None):
+    folder = dataset.resolve(None, size)
+    names = list(dataset.read_manifest(folder)["files"])
+    for name in names:
+        data = (folder / name).read_bytes()
+        files[f"{size}/{name}"] = hashlib.sha256(gzip.decompress(data) if name.endswith(".gz") else data).hexdigest()
+    loaded[size] = len(dataset.load(None, dataset.regime_of(names[-1]), size))
+print(json.dumps({"package": spatialstale_evals.__file__, "data": str(dataset.CANONICAL_DIR),
+                  "entry_point": str(entry.dist.locate_file("")), "files": files, "loaded": loaded}))
+"""
+
+
 def test_the_wheel_ships_the_data_and_uses_it(installed: tuple[Path, Path]) -> None:
     bin_dir, work = installed
-    code = (
-        "import spatialstale_evals, sys; from spatialstale_evals.world import dataset; "
-        "print(spatialstale_evals.__file__); print(dataset.CANONICAL_DIR); "
-        "print(len(dataset.load(None, 'L2'))); print(dataset.sizes_of(None) == list(dataset.SIZES)); "
-        "print(len(dataset.load(None, 'L3', '32x32')))"
-    )
-    out = _run([str(bin_dir / "python"), "-c", code], cwd=work)
+    out = _run([str(bin_dir / "python"), "-c", SHIPPED], cwd=work)
     assert out.returncode == 0, out.stderr
-    package, data, count, sizes, count32 = out.stdout.split()
+    shipped = json.loads(out.stdout)
     venv_root = str(bin_dir.parent)
-    assert package.startswith(venv_root) and data.startswith(venv_root), "imported from the venv, not the checkout"
-    assert (count, sizes, count32) == ("50", "True", "50")  # the larger sets ship too (32x32 gzipped)
-    verified = _run([str(bin_dir / "spatialstale"), "datasets", "verify", "--size", "8x8,16x16"], cwd=work)
+    for where in ("package", "data", "entry_point"):  # Inspect finds the tasks through the wheel's metadata
+        assert shipped[where].startswith(venv_root), f"{where} from {shipped[where]}, not the venv"
+    manifests = checkout_manifests()
+    # every file of every size (the larger sets too, 32x32 gzipped), intact
+    expected = {f"{size}/{name}": e["sha256"] for size, m in manifests.items() for name, e in m["files"].items()}
+    assert shipped["files"] == expected
+    assert shipped["loaded"] == {size: m["count"] for size, m in manifests.items()}
+    # the CLI's entry point, regenerating byte for byte (the other sizes: tests/test_sizes.py, from the checkout)
+    first = next(iter(manifests))
+    verified = _run([str(bin_dir / "spatialstale"), "datasets", "verify", "--size", first], cwd=work)
     assert verified.returncode == 0, verified.stderr
-    assert verified.stdout.count(": OK (50 instances") == 8  # L0-L3 of each
+    oks = [line for line in verified.stdout.splitlines() if ": OK (" in line]
+    assert len(oks) == len(manifests[first]["files"]) and all(line.startswith(shipped["data"]) for line in oks)
+    assert all(f": OK ({manifests[first]['count']} instances" in line for line in oks)
 
 
 def test_a_wheel_built_from_the_sdist_ships_the_data(installed: tuple[Path, Path]) -> None:
@@ -105,52 +151,29 @@ def test_generate_writes_only_where_it_is_told(installed: tuple[Path, Path]) -> 
     assert missing.returncode != 0 and "--out" in missing.stderr
     made = _run([str(bin_dir / "spatialstale"), "datasets", "generate", "--out", "mine", "--count", "2"], cwd=work)
     assert made.returncode == 0, made.stderr
+    # a fresh process: the package's own regimes, one file each, and the lifelong task's lifetimes
     made_here = sorted(p.name for p in (work / "mine").iterdir())
-    assert made_here == [f"L{i}.jsonl" for i in range(4)] + ["MANIFEST.json", "lifelong"]  # lifelong: its lifetimes
+    assert made_here == sorted([*regime_files(BUILTIN_REGIMES), dataset.MANIFEST, LIFETIME_DIR])
 
 
-@pytest.mark.parametrize(
-    "task,args",
-    [("detect", ["--limit", "2"]), ("navigate", ["--limit", "1", "--epochs", "1"])],
-)
-def test_inspect_runs_the_registered_tasks_from_anywhere(
-    installed: tuple[Path, Path], task: str, args: list[str]
-) -> None:
+def test_inspect_runs_the_registered_tasks_from_anywhere(installed: tuple[Path, Path]) -> None:
+    """Both tasks by their registry names, in one ``inspect eval`` (Inspect from
+    this environment, the tasks from the wheel's entry point)."""
     bin_dir, work = installed
-    log_dir = work / f"logs-{task}"
-    out = _run(
-        [str(bin_dir / "inspect"), "eval", f"spatialstale_evals/{task}", "--model", "spatialstale/observer",
-         "--log-dir", str(log_dir), "--display", "plain", *args],
-        cwd=work,
-    )  # fmt: skip
+    log_dir = work / "logs"
+    tasks = ["spatialstale_evals/detect", "spatialstale_evals/navigate"]
+    options = ["--model", "spatialstale/observer", "--limit", "1", "--epochs", "1", "--display", "plain"]
+    command = [str(bin_dir / "python"), "-m", "inspect_ai", "eval", *tasks, *options, "--log-dir", str(log_dir)]
+    out = _run(command, cwd=work)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    (log_file,) = log_dir.glob("*.eval")
     code = (
-        "import sys; from inspect_ai.log import read_eval_log; log = read_eval_log(sys.argv[1]); "
-        "print(log.status, {k: v.value for s in log.results.scores for k, v in s.metrics.items()})"
+        "import sys, json; from inspect_ai.log import read_eval_log; logs = [read_eval_log(p) for p in sys.argv[1:]]; "
+        "print(json.dumps({log.eval.task.split('/')[-1]: [log.status, "
+        "{k: v.value for s in log.results.scores for k, v in s.metrics.items()}] for log in logs}))"
     )
-    read = _run([str(bin_dir / "python"), "-c", code, str(log_file)], cwd=work)
-    status, metrics = read.stdout.split(" ", 1)
-    assert status == "success"
-    assert ("'f1': 1.0" in metrics) if task == "detect" else ("'success_rate': 1.0" in metrics)
-
-
-def test_the_conformance_linter_passes_without_the_local_extra(installed: tuple[Path, Path]) -> None:
-    """inspect-evals-lint maps imports to distributions through what is
-    installed: in this venv xllamacpp (the [local] extra) is not."""
-    bin_dir, _ = installed
-    code = "import importlib.util, sys; sys.exit(importlib.util.find_spec('xllamacpp') is not None)"
-    assert _run([str(bin_dir / "python"), "-c", code], cwd=ROOT).returncode == 0, "xllamacpp must be absent here"
-    out = _run(
-        [str(bin_dir / "python"), "-m", "inspect_evals_lint", "--task", "spatialstale_evals/detect.py",
-         "--output-format", "json"],
-        cwd=ROOT,
-    )  # fmt: skip
-    report = json.loads(out.stdout)
-    findings = [
-        f"{d['code']} {d.get('file', '')}: {d['message']}"
-        for package in report["packages"]
-        for d in package["diagnostics"]
-        if d["status"] in ("fail", "warn")
-    ]
-    assert report["passed"] and out.returncode == 0 and not findings, "\n".join(findings) or out.stderr
+    read = _run([str(bin_dir / "python"), "-c", code, *map(str, log_dir.glob("*.eval"))], cwd=work)
+    assert read.returncode == 0, read.stderr
+    results = json.loads(read.stdout)
+    assert set(results) == {"detect", "navigate"}
+    assert all(status == "success" for status, _ in results.values())
+    assert results["detect"][1]["f1"] == 1.0 and results["navigate"][1]["success_rate"] == 1.0

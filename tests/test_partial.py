@@ -55,7 +55,8 @@ def seen(agent, cell, r) -> bool:
 
 
 def run(tmp_path: Path, model: str, limit: int = 4, **args) -> EvalLog:
-    (log,) = inspect_eval(navigate(epochs=1, **args), model=model, log_dir=str(tmp_path), limit=limit, display="none")
+    (log,) = inspect_eval(navigate(epochs=1, **args), model=model, log_dir=str(tmp_path), limit=limit, display="none",
+                          log_realtime=False)  # fmt: skip
     assert log.status == "success", log.error
     return log
 

@@ -33,6 +33,7 @@ def probes(log: EvalLog) -> list[dict]:
 
 
 def run(task, model: str, tmp_path: Path, limit: int = 4, **kwargs) -> EvalLog:
+    kwargs.setdefault("log_realtime", False)  # read when finished: no live-viewing buffer
     log = inspect_eval(task, model=model, log_dir=str(tmp_path), limit=limit, display="none", **kwargs)[0]
     assert log.status == "success", log.error
     assert not any(s.error for s in log.samples)

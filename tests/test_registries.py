@@ -14,10 +14,11 @@ import typing
 from pathlib import Path
 
 import pytest
+from _builtins import BUILTIN_REGIMES, BUILTIN_STRATEGIES
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import resolve_sample_attachments
 
-from spatialstale_evals import cli
+from spatialstale_evals import cli, paper
 from spatialstale_evals.analysis.logs import DEFAULT_ARGS
 from spatialstale_evals.detect import detect
 from spatialstale_evals.harness import prompts
@@ -217,9 +218,14 @@ def _hints(task) -> dict:
 
 
 def test_the_literals_name_exactly_the_registered_builtins() -> None:
-    assert typing.get_args(_hints(navigate)["regime"]) == tuple(REGIMES)
-    assert typing.get_args(_hints(detect)["regime"]) == tuple(REGIMES)
-    assert typing.get_args(_hints(navigate)["strategy"]) == tuple(STRATEGIES)
+    """The package's own entries (``_builtins``: the registries before any test
+    module added one); an entry registered from outside is reachable by name
+    (the toy tests above) without being one of the Literal's."""
+    assert typing.get_args(_hints(navigate)["regime"]) == BUILTIN_REGIMES
+    assert typing.get_args(_hints(detect)["regime"]) == BUILTIN_REGIMES
+    assert typing.get_args(_hints(navigate)["strategy"]) == BUILTIN_STRATEGIES
+    assert tuple(REGIMES)[: len(BUILTIN_REGIMES)] == BUILTIN_REGIMES  # the package registers first
+    assert tuple(STRATEGIES)[: len(BUILTIN_STRATEGIES)] == BUILTIN_STRATEGIES
     assert typing.get_args(_hints(navigate)["modality"]) == tuple(OBSERVATIONS)
     # the factor levels with a table behind them: one entry per level, in the Literal's order
     assert typing.get_args(_hints(navigate)["memory_framing"]) == tuple(prompts.FRAMINGS)
@@ -227,6 +233,10 @@ def test_the_literals_name_exactly_the_registered_builtins() -> None:
     assert typing.get_args(_hints(detect)["image_palette"]) == tuple(PALETTES)
     assert typing.get_args(_hints(detect)["image_marker"]) == tuple(MARKER_SHAPES)
     assert typing.get_args(_hints(detect)["memory_style"]) == tuple(prompts.STYLE_SUFFIXES)
+
+
+#: The strategies the paper ran (specification.md#navigate).
+PAPER_STRATEGIES = ["no_memory", "no_filter", "self_verify", "omcd", "oracle"]
 
 
 def _matrix_actions() -> dict:
@@ -240,10 +250,13 @@ def test_the_matrix_cli_choices_and_defaults_are_the_task_signatures() -> None:
     nav, det = _hints(navigate), _hints(detect)
     assert tuple(actions["regimes"].choices) == typing.get_args(nav["regime"])
     assert tuple(actions["strategies"].choices) == typing.get_args(nav["strategy"])
-    # the default matrix is the paper's (specification.md#change-regimes and #navigate):
-    # its three regimes and five strategies
-    assert actions["regimes"].default == ["L1", "L2", "L3"]
-    assert actions["strategies"].default == ["no_memory", "no_filter", "self_verify", "omcd", "oracle"]
+    # the default matrix is the paper's (specification.md#change-regimes and #navigate): of the package's own entries, its three regimes
+    # and five strategies; an entry a test module registers may join only if it says the paper ran it
+    regimes_default, strategies_default = actions["regimes"].default, actions["strategies"].default
+    assert [r for r in regimes_default if r in BUILTIN_REGIMES] == ["L1", "L2", "L3"] == list(paper.TABLE1)
+    assert [s for s in strategies_default if s in BUILTIN_STRATEGIES] == PAPER_STRATEGIES
+    assert all(REGIMES[r].table1 is not None for r in regimes_default)
+    assert all(STRATEGIES[s].paper for s in strategies_default)
     assert tuple(actions["modalities"].choices) == typing.get_args(det["modality"])
     signature = inspect.signature(navigate).parameters
     assert actions["epochs"].default == signature["epochs"].default == MatrixSpec(models=["m"]).epochs

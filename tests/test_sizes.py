@@ -18,11 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _builtins import BUILTIN_REGIMES, regime_files
 from _reference import bfs_path_exists, flip
 from inspect_ai import eval as inspect_eval
 from PIL import Image, ImageDraw, ImageFont
 
-from spatialstale_evals import cli
+from spatialstale_evals import cli, paper
 from spatialstale_evals.detect import detect
 from spatialstale_evals.harness.observe import ImageObservation, Prompt, read_grid
 from spatialstale_evals.harness.params import defaults
@@ -30,20 +31,25 @@ from spatialstale_evals.harness.samples import InstanceSet
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.probe import probe
 from spatialstale_evals.runs.matrix import MatrixSpec, format_plan, plan
-from spatialstale_evals.world import dataset, generate_instance
+from spatialstale_evals.world import dataset, generate_instance, regimes
 from spatialstale_evals.world.memory import id_width
 from spatialstale_evals.world.regimes import change_scale
 from spatialstale_evals.world.render import RenderStyle, render_image
 
 CANON = Path(str(dataset.CANONICAL_DIR))
-REGIMES = ("L0", "L1", "L2", "L3")
-LARGER = ("16x16", "32x32")
-#: The 8x8 files' sha256, the same in every release: adding sizes must not move them.
-EIGHT_SHA = {
-    "L0.jsonl": "a4042e6e3e3f45fb580d53993d9934ab978830a53b3090451cffa0ad13ba5bfd",
-    "L1.jsonl": "ec67aecf18ac2794466eb2e02f55eae4aa74235b89a7e15e4e289d3ad8573418",
-    "L2.jsonl": "464b18b6634ae82bb0f637bfe50ab186294f3b89e175e9e517b8359ba413aa98",
-    "L3.jsonl": "5a49b6daf7319a0fa8d52f724b3937c6124fded33466a43275b97389872b2876",
+#: The package's regimes: the canonical set holds one file of each, at every size.
+REGIMES = BUILTIN_REGIMES
+SIZES = dataset.SIZES
+LARGER = SIZES[1:]
+#: The determinism pin: the sha256 of each size's MANIFEST.json, which records
+#: every data file's sha256 (checked against the files below). Regenerating a
+#: size, or adding a regime to it, moves its pin; adding a size moves the first
+#: one's too (its manifest lists the sizes), and then only its ``sizes`` line may
+#: differ: the 8x8 files must not move.
+MANIFEST_SHA = {
+    "8x8": "1511fb4a8b5cde7f9476b790415abf76a70da699186784885140d899396c1dfa",
+    "16x16": "1a2baba7a17d7d14fdd182acda4e5be170315a42d53c790744b268f76ab09427",
+    "32x32": "f3f5fcf7f0cb7531da8a5e18bd89c103826be9d97ed026f7deea54fb8ae55c6d",
 }
 # specification.md#memory (exact) and docs/dataset.md's S/G descriptions.
 DESCRIPTIONS = {
@@ -96,35 +102,40 @@ def mean_neighbourhood(n: int) -> float:
 # ---------------------------------------------------------------- layout
 
 
+def manifest(size: str) -> dict:
+    return json.loads((folder(size) / "MANIFEST.json").read_text())
+
+
 def test_layout_manifests_and_checksums():
-    top = json.loads((CANON / "MANIFEST.json").read_text())
-    assert top["sizes"] == ["8x8", "16x16", "32x32"]
-    assert {n: e["sha256"] for n, e in top["files"].items()} == EIGHT_SHA
-    for size in ("8x8", *LARGER):
-        manifest = json.loads((folder(size) / "MANIFEST.json").read_text())
-        assert (manifest["master_seed"], manifest["count"]) == (2024, 50)
-        assert (manifest["height"], manifest["width"]) == (side(size), side(size))
+    assert manifest(SIZES[0])["sizes"] == list(SIZES) == dataset.sizes_of(None)
+    assert set(MANIFEST_SHA) == set(SIZES)
+    for size in SIZES:
+        text = (folder(size) / "MANIFEST.json").read_bytes()
+        assert hashlib.sha256(text).hexdigest() == MANIFEST_SHA[size], f"{size}: the canonical set moved"
+        m = manifest(size)
+        assert (m["master_seed"], m["count"]) == (2024, 50)  # specification.md#change-regimes: 50 seeds from master seed 2024
+        assert (m["height"], m["width"]) == (side(size), side(size))
+        assert sorted(dataset.regime_of(name) for name in m["files"]) == sorted(REGIMES)  # one file per regime
         for regime in REGIMES:
             data = raw(size, regime)
             # Compressed exactly when the JSONL exceeds 2 MB; the checksum is of the JSONL text.
             name = f"{regime}.jsonl" + (".gz" if len(data) > 2_000_000 else "")
-            assert manifest["files"][name] == {"sha256": hashlib.sha256(data).hexdigest(), "instances": 50}
-        assert len(manifest["files"]) == 4
-    assert sorted(p.name for p in (CANON / "32x32").glob("*.gz")) == [f"{r}.jsonl.gz" for r in REGIMES]
-    assert dataset.sizes_of(None) == ["8x8", "16x16", "32x32"]
+            assert m["files"][name] == {"sha256": hashlib.sha256(data).hexdigest(), "instances": m["count"]}
+            assert len(data.splitlines()) == m["count"]
+        on_disk = sorted(p.name for p in folder(size).iterdir() if p.is_file() and p.name != "MANIFEST.json")
+        assert on_disk == sorted(m["files"])
 
 
 @pytest.mark.parametrize("size", LARGER)
 def test_larger_sets_keep_the_world_rules(size):
-    n = side(size)
+    n, count = side(size), manifest(size)["count"]
     cells, budget = n * n, round(50 * (2 * n) / 16)  # specification.md#the-world: the half-perimeter rule
-    assert budget == {16: 100, 32: 200}[n]
     # specification.md#memory: the row-major index padded to the width of N-1 (at least the paper's 3 digits).
-    width = {16: 3, 32: 4}[n]
+    width = max(3, len(str(cells - 1)))
     sets = {r: records(size, r) for r in REGIMES}
     for regime, recs in sets.items():
-        assert [r["id"] for r in recs] == [f"{regime}-{i:03d}" for i in range(50)]
-    for i in range(50):
+        assert [r["id"] for r in recs] == [f"{regime}-{i:03d}" for i in range(count)]
+    for i in range(count):
         base = sets["L0"][i]
         for regime in REGIMES:
             rec = sets[regime][i]
@@ -183,6 +194,12 @@ def test_change_counts_follow_the_scaling_rule(size):
     assert scale.l3_cells_per_event == pytest.approx(per_event)
 
 
+def test_the_budget_and_id_width_rules_at_the_specs_sizes():
+    """The two rules above, at the sizes the specification works out (16x16: 100 steps, 3 digits; 32x32: 200, 4)."""
+    assert [round(50 * (2 * n) / 16) for n in (8, 16, 32)] == [50, 100, 200]
+    assert [max(3, len(str(n * n - 1))) for n in (8, 16, 32)] == [3, 3, 4]
+
+
 def test_the_rule_is_the_paper_calibration_at_8x8():
     s = change_scale(8, 8, 50)
     assert (s.area, s.l1_changes, s.l2_centres, s.l3_cells_per_event) == (1.0, (5, 7), 1.0, 2.0)
@@ -198,7 +215,7 @@ def test_id_width_against_the_spec():
 
 
 def test_16x16_regenerates_byte_for_byte():
-    sets = dataset.generate(height=16, width=16)
+    sets = dataset.generate(height=16, width=16, regimes=REGIMES)
     for regime in REGIMES:
         assert dataset.encode_jsonl(sets[regime]) == raw("16x16", regime), regime
 
@@ -222,9 +239,9 @@ def test_mean_stale_ratio_within_001_of_8x8(size):
 
 
 def test_stats_command_prints_larger_sets_beside_8x8(capsys):
-    assert cli.main(["datasets", "stats", "--size", "16x16,32x32"]) == 0
+    assert cli.main(["datasets", "stats", "--size", ",".join(LARGER)]) == 0
     tables = capsys.readouterr().out.split("Stale ratio per regime")[1:]
-    assert len(tables) == 2
+    assert len(tables) == len(LARGER)
     for size, table in zip(LARGER, tables):
         assert f"{size}," in table.splitlines()[0]
         rows = [
@@ -274,7 +291,8 @@ def test_a_set_of_any_size_runs_from_its_folder(tmp_path):
 
 @pytest.mark.parametrize("task", [detect, navigate, probe])
 def test_the_default_size_is_the_papers_and_the_first(task):
-    assert defaults(task)["size"] == dataset.SIZES[0] == "8x8"  # InstanceSet.load reads a folder's own at it
+    # InstanceSet.load reads a folder's own size at it
+    assert defaults(task)["size"] == SIZES[0] == "x".join(map(str, paper.GRID))
 
 
 def test_a_missing_sub_folder_fails_verification(tree, tmp_path):
@@ -291,20 +309,15 @@ def test_a_missing_sub_folder_fails_verification(tree, tmp_path):
 def test_compressed_files_write_load_and_verify(tmp_path, monkeypatch):
     monkeypatch.setattr(dataset, "GZIP_OVER", 1000)  # every file counts as long
     out = dataset.write(tmp_path / "gz", count=2, height=4, width=4)
-    assert sorted(p.name for p in out.iterdir()) == [
-        "L0.jsonl.gz",
-        "L1.jsonl.gz",
-        "L2.jsonl.gz",
-        "L3.jsonl.gz",
-        "MANIFEST.json",
-    ]
+    registered = list(regimes.REGIMES)  # what write() writes: every regime registered now
+    assert sorted(p.name for p in out.iterdir()) == sorted([*regime_files(registered, gz=True), "MANIFEST.json"])
     again = dataset.write(tmp_path / "gz2", count=2, height=4, width=4)
     for name in ("L0.jsonl.gz", "L3.jsonl.gz"):
         data = gzip.decompress((out / name).read_bytes())
         assert (out / name).read_bytes() == (again / name).read_bytes()  # mtime 0: the same bytes each time
         entry = json.loads((out / "MANIFEST.json").read_text())["files"][name]
         assert entry["sha256"] == hashlib.sha256(data).hexdigest()
-    assert dataset.verify(out) == {f"{r}.jsonl.gz": 2 for r in REGIMES}
+    assert dataset.verify(out) == {f"{r}.jsonl.gz": 2 for r in registered}
     assert [i.id for i in dataset.load(out, "L2")] == ["L2-000", "L2-001"]
     (out / "L1.jsonl.gz").write_bytes((out / "L1.jsonl.gz").read_bytes()[:50])
     with pytest.raises(dataset.DatasetError, match="L1.jsonl.gz"):
@@ -315,9 +328,9 @@ def test_compressed_files_write_load_and_verify(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("task", [detect, navigate, probe])
-@pytest.mark.parametrize("bad", ["64x64", "16X16", "16", 16, None])
+@pytest.mark.parametrize("bad", [f"{2 * side(SIZES[-1])}x{2 * side(SIZES[-1])}", SIZES[1].upper(), "16", 16, None])
 def test_unknown_size_is_an_error(task, bad):
-    with pytest.raises(ValueError, match="size must be one of 8x8, 16x16, 32x32"):
+    with pytest.raises(ValueError, match=f"size must be one of {', '.join(SIZES)}"):
         task(size=bad)
 
 

@@ -9,11 +9,13 @@ import subprocess
 import sys
 
 import pytest
+from _builtins import BUILTIN_REGIMES, regime_files
 from _reference import bfs_path_exists, flip
 
 from spatialstale_evals import cli
 from spatialstale_evals.world import dataset, generate_instance
 from spatialstale_evals.world.instance import step_budget
+from spatialstale_evals.world.regimes import REGIMES as REGISTRY
 
 CANON = dataset.CANONICAL_DIR
 REGIMES = ("L1", "L2", "L3")
@@ -33,12 +35,13 @@ def test_manifest_describes_canonical_set():
     assert manifest["master_seed"] == 2024  # specification.md#change-regimes
     assert manifest["count"] == 50
     assert (manifest["height"], manifest["width"]) == (8, 8)
-    assert set(manifest["files"]) == {"L0.jsonl", "L1.jsonl", "L2.jsonl", "L3.jsonl"}
+    assert sorted(manifest["files"]) == regime_files(BUILTIN_REGIMES)  # one file per regime of the package
     import hashlib
 
     for name, entry in manifest["files"].items():
-        assert hashlib.sha256((CANON / name).read_bytes()).hexdigest() == entry["sha256"]
-        assert entry["instances"] == 50
+        data = (CANON / name).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == entry["sha256"]
+        assert entry["instances"] == len(data.splitlines()) == manifest["count"]
 
 
 def test_write_reproduces_committed_bytes(tmp_path):
@@ -50,16 +53,19 @@ def test_write_reproduces_committed_bytes(tmp_path):
         manifest["height"],
         manifest["width"],
     )
-    for name in ("L0.jsonl", "L1.jsonl", "L2.jsonl", "L3.jsonl"):
+    for name in manifest["files"]:
         assert (out / name).read_bytes() == (CANON / name).read_bytes(), name
     # The canonical manifest is this one plus the sizes its sub-folders hold
-    # (their files: tests/test_sizes.py; all of them: `spatialstale datasets verify`).
+    # (their files: tests/test_sizes.py; all of them: `spatialstale datasets verify`),
+    # less any regime a test module registered (write() writes every registered one).
     regenerated = json.loads((out / "MANIFEST.json").read_text()) | {"sizes": manifest["sizes"]}
+    regenerated["files"] = {n: e for n, e in regenerated["files"].items() if dataset.regime_of(n) in BUILTIN_REGIMES}
     assert dataset.encode_manifest(regenerated) == (CANON / "MANIFEST.json").read_text()
 
 
 def test_verify_canonical_passes():
-    assert dataset.verify(None) == {"L0.jsonl": 50, "L1.jsonl": 50, "L2.jsonl": 50, "L3.jsonl": 50}
+    manifest = json.loads((CANON / "MANIFEST.json").read_text())
+    assert dataset.verify(None) == {name: manifest["count"] for name in regime_files(BUILTIN_REGIMES)}
     assert cli.main(["datasets", "verify", "--size", "8x8"]) == 0
 
 
@@ -151,7 +157,7 @@ def test_larger_grids(side, width, last_id):
 
 def test_write_and_verify_small_16x16_set(tmp_path):
     out = dataset.write(tmp_path / "big", master_seed=99, count=2, height=16, width=16)
-    assert dataset.verify(out) == {"L0.jsonl": 2, "L1.jsonl": 2, "L2.jsonl": 2, "L3.jsonl": 2}
+    assert dataset.verify(out) == {name: 2 for name in regime_files(list(REGISTRY))}  # every registered regime
     insts = dataset.load(out, "L3")
     assert len(insts) == 2 and all((i.height, i.width) == (16, 16) for i in insts)
 
