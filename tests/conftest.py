@@ -20,17 +20,21 @@ import pytest
 from _local_server import LocalServer, require_local_extra
 
 from spatialstale_evals import local_model
+from spatialstale_evals.harness.family import FAMILIES, families
 from spatialstale_evals.local_model import server as lm_server
 from spatialstale_evals.navigation.strategies import STRATEGIES
 from spatialstale_evals.world.regimes import REGIMES
+
+families()  # the suite's own task families, registered before any test can add one
 
 
 @pytest.fixture(autouse=True)
 def _registries_restored() -> Iterator[None]:
     """An entry a test registers and leaves behind would change what every later test sees."""
-    before = (tuple(REGIMES), tuple(STRATEGIES))
+    before = (tuple(REGIMES), tuple(STRATEGIES), tuple(FAMILIES))
     yield
-    assert (tuple(REGIMES), tuple(STRATEGIES)) == before, "the test left a regime or strategy registered"
+    after = (tuple(REGIMES), tuple(STRATEGIES), tuple(FAMILIES))
+    assert after == before, "the test left a regime, strategy or task family registered"
 
 
 @pytest.fixture(scope="session")

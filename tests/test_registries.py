@@ -250,7 +250,8 @@ def test_the_matrix_cli_choices_and_defaults_are_the_task_signatures() -> None:
     nav, det = _hints(navigate), _hints(detect)
     assert tuple(actions["regimes"].choices) == typing.get_args(nav["regime"])
     assert tuple(actions["strategies"].choices) == typing.get_args(nav["strategy"])
-    # the default matrix is the paper's (specification.md#change-regimes and #navigate): of the package's own entries, its three regimes
+    # the default matrix is the paper's (specification.md#change-regimes, #navigate):
+    # of the package's own entries, its three regimes
     # and five strategies; an entry a test module registers may join only if it says the paper ran it
     regimes_default, strategies_default = actions["regimes"].default, actions["strategies"].default
     assert [r for r in regimes_default if r in BUILTIN_REGIMES] == ["L1", "L2", "L3"] == list(paper.TABLE1)

@@ -113,7 +113,8 @@ def test_layout_manifests_and_checksums():
         text = (folder(size) / "MANIFEST.json").read_bytes()
         assert hashlib.sha256(text).hexdigest() == MANIFEST_SHA[size], f"{size}: the canonical set moved"
         m = manifest(size)
-        assert (m["master_seed"], m["count"]) == (2024, 50)  # specification.md#change-regimes: 50 seeds from master seed 2024
+        # specification.md#change-regimes: 50 seeds from master seed 2024
+        assert (m["master_seed"], m["count"]) == (2024, 50)
         assert (m["height"], m["width"]) == (side(size), side(size))
         assert sorted(dataset.regime_of(name) for name in m["files"]) == sorted(REGIMES)  # one file per regime
         for regime in REGIMES:
