@@ -19,6 +19,7 @@ the shape inspect_evals uses, and in step with the code.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import re
@@ -48,23 +49,15 @@ from inspect_ai import list_tasks
 from inspect_ai.util import registry_create
 
 import spatialstale_evals
-from spatialstale_evals.detect import TASK_VERSION as DETECT_VERSION
-from spatialstale_evals.lifelong import TASK_VERSION as LIFELONG_VERSION
-from spatialstale_evals.navigate import TASK_VERSION as NAVIGATE_VERSION
-from spatialstale_evals.probe import TASK_VERSION as PROBE_VERSION
-from spatialstale_evals.stale import TASK_VERSION as STALE_VERSION
 from spatialstale_evals.stale_corpus.corpus import HUB_FILE, HUB_RECORDS, HUB_REPO
 
 EVAL_YAML = ROOT / "spatialstale_evals" / "eval.yaml"
 CHANGELOG = ROOT / "CHANGELOG.md"
 DOCS = ROOT / "docs"
 
+#: Each task module's TASK_VERSION, by task (the package's list of tasks).
 TASK_VERSIONS = {
-    "detect": DETECT_VERSION,
-    "navigate": NAVIGATE_VERSION,
-    "probe": PROBE_VERSION,
-    "stale": STALE_VERSION,
-    "lifelong": LIFELONG_VERSION,
+    name: importlib.import_module(f"spatialstale_evals.{name}").TASK_VERSION for name in spatialstale_evals.TASKS
 }
 #: Tasks whose data is not in the package, with the arguments that run them on a
 #: fixture of ours (the Usage block's), and the samples their published data has (eval.yaml counts those).
