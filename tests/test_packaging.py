@@ -108,9 +108,13 @@ def test_the_wheel_ships_the_data_and_uses_it(installed: tuple[Path, Path]) -> N
     first = next(iter(manifests))
     verified = _run([str(bin_dir / "spatialstale"), "datasets", "verify", "--size", first], cwd=work)
     assert verified.returncode == 0, verified.stderr
-    oks = [line for line in verified.stdout.splitlines() if ": OK (" in line]
+    oks = [line for line in verified.stdout.splitlines() if ": OK (" in line and " instances" in line]
     assert len(oks) == len(manifests[first]["files"]) and all(line.startswith(shipped["data"]) for line in oks)
     assert all(f": OK ({manifests[first]['count']} instances" in line for line in oks)
+    # and the lifelong task's lifetimes, from the wheel too
+    lives = json.loads((DATA / LIFETIME_DIR / dataset.MANIFEST).read_text(encoding="utf-8"))
+    lifetime_oks = [line for line in verified.stdout.splitlines() if ": OK (" in line and " lifetimes" in line]
+    assert len(lifetime_oks) == len(lives["files"]) and all(line.startswith(shipped["data"]) for line in lifetime_oks)
 
 
 def test_a_wheel_built_from_the_sdist_ships_the_data(installed: tuple[Path, Path]) -> None:

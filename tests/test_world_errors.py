@@ -13,6 +13,7 @@ from spatialstale_evals import cli
 from spatialstale_evals.world import dataset, generate_instance
 from spatialstale_evals.world.dataset import DatasetError
 from spatialstale_evals.world.grid import GridError
+from spatialstale_evals.world.lifetimes import LIFETIME_DIR
 from spatialstale_evals.world.regimes import REGIMES, RegimeError
 
 
@@ -228,7 +229,11 @@ def test_cli_bad_size_syntax_is_usage_error(tmp_path, capsys):
 def test_cli_verify_good_copy_and_generate(tmp_path, copy, capsys):
     code, out, err = run_cli(["datasets", "verify", str(copy), "--size", dataset.SIZES[0]], capsys)
     assert code == 0 and err == ""
-    assert out.count("OK") == len(json.loads((copy / "MANIFEST.json").read_text())["files"])  # each file once
+    files = json.loads((copy / "MANIFEST.json").read_text())["files"]
+    lives = copy / LIFETIME_DIR / "MANIFEST.json"
+    lifetimes = json.loads(lives.read_text())["files"] if lives.is_file() else {}
+    assert out.count(" instances, ") == len(files) and out.count(" lifetimes, ") == len(lifetimes)  # each file once
+    assert out.count("OK") == len(files) + len(lifetimes)
     code, out, err = run_cli(
         ["datasets", "generate", "--out", str(tmp_path / "g"), "--count", "2", "--size", "4x4"], capsys
     )
