@@ -119,3 +119,30 @@ def test_a_registered_family_runs_in_the_matrix_and_has_a_report_section(
 def test_unregistering_leaves_the_suite_as_it_was() -> None:
     assert NAME not in families()
     assert list(families())[:4] == ["detect", "navigate", "probe", "stale"]
+
+
+def test_the_lifelong_family_has_its_report_section(tmp_path: Path) -> None:
+    """The lifelong task's own tables reach the report through its registry entry,
+    grouped by model, configuration and regime; the success rate is recounted here
+    from the episodes each sample's score lists."""
+    from inspect_ai import eval as inspect_eval
+
+    from spatialstale_evals.lifelong import lifelong
+
+    [log] = inspect_eval(
+        lifelong(regime="L1", episodes=2),
+        model="spatialstale/diligent",
+        limit=2,
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
+    episodes = [e for s in log.samples for e in s.scores["lifelong_scorer"].metadata["episodes"]]
+    report = build_report(tmp_path / "logs", tmp_path / "report")
+    summary = report.tables["lifelong:summary"]
+    assert summary[["model", "config", "regime", "lifetimes"]].values.tolist() == [
+        ["spatialstale/diligent", "episodes=2", "L1", 2]
+    ]
+    assert summary["success_rate"].iloc[0] == pytest.approx(
+        sum(e["outcome"] == "success" for e in episodes) / len(episodes)
+    )
+    assert "## Task `lifelong`" in report.markdown.read_text(encoding="utf-8")

@@ -51,7 +51,8 @@ TITLES = {
 def tables(records: pd.DataFrame) -> dict[str, tuple[str, pd.DataFrame]]:
     if records is None or records.empty:
         return {key: (title, pd.DataFrame()) for key, title in TITLES.items()}
-    return {key: (TITLES.get(key, key), table) for key, table in lifetime_tables(records).items()}
+    # the groups (model, config, regime) as columns: the report's tables show columns, not an index
+    return {key: (TITLES.get(key, key), table.reset_index()) for key, table in lifetime_tables(records).items()}
 
 
 def _agent(name: str) -> Any:

@@ -26,7 +26,8 @@ from spatialstale_evals.lifetime.notes import DEATH_CAUSES
 from spatialstale_evals.lifetime.scoring import pooled_ratio, totals
 
 #: Grouping columns used when present, in this order.
-GROUPS = ("model", "agent", "regime", "view_radius", "initial_memory", "history")
+#: (``config``: the report's label of every non-default task argument, so two configurations are never pooled.)
+GROUPS = ("model", "config", "agent", "regime", "view_radius", "initial_memory", "history")
 #: The summary table's ratios.
 SUMMARY = (
     "success_rate",
