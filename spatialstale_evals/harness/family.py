@@ -1,13 +1,14 @@
 """The task-family registry: one entry per task family, which everything
-around the tasks reads (the run matrix and its cost estimate, the report's
-log records, the ``matrix`` command's choices).
+around the tasks reads (the run matrix and its cost estimate, the ``matrix``
+command's choices, the report's log records and sections, the scripted
+provider's agents).
 
 A family package (``detection/``, ``navigation/``, ...) declares its
-:class:`TaskFamily` in its ``family.py`` and registers it there; the task
-module (``detect.py``, ...) imports that package, so importing the suite's
-tasks fills the registry. A family registered from anywhere else (a test, a
-user's package) is read the same way: it joins the matrix and the report
-without an edit to ``runs/`` or ``analysis/``.
+:class:`TaskFamily` in its ``family.py`` and registers it there;
+:func:`families` imports the ``family.py`` of every package the suite names
+(``FAMILY_PACKAGES``) on first use. A family registered from anywhere else (a
+test, a user's package) is read the same way: it joins the matrix and the
+report without an edit to ``runs/`` or ``analysis/``.
 
     from spatialstale_evals.harness.family import TaskFamily, register_family
     register_family(TaskFamily(name="mytask", task=mytask, scorer="my_scorer"))
