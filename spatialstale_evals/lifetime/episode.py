@@ -17,21 +17,12 @@ from pydantic import Field
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.world.env import ACTION_IDS, DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
-from spatialstale_evals.world.grid import HOLE, Cell, Grid, goal_of
+from spatialstale_evals.world.grid import HOLE, Cell, Grid, goal_of, greedy_direction
 from spatialstale_evals.world.observation import in_view, visible_grid
 
 #: The outcome of an episode an Inspect limit stopped first (counted apart).
 LIMIT = "limit"
 OUTCOMES = (SUCCESS, DEATH, TIMEOUT, LIMIT)
-
-def greedy_direction(agent: Cell, goal: Cell) -> str:
-    """The paper's fallback: one step toward the goal along the axis with the
-    larger remaining distance (rows on a tie), blind to holes."""
-    dr, dc = goal[0] - agent[0], goal[1] - agent[1]
-    if abs(dr) >= abs(dc):
-        return "DOWN" if dr >= 0 else "UP"
-    return "RIGHT" if dc > 0 else "LEFT"
-
 
 class MemoryStore(StoreModel):
     """The memory tool's files, read and seeded through Inspect's public

@@ -25,17 +25,6 @@ OUTCOMES = (SUCCESS, DEATH, TIMEOUT)
 REWARDS = {SUCCESS: 1.0, DEATH: -1.0}
 
 
-def greedy_direction(agent: Cell, goal: Cell) -> str:
-    """The paper's fallback: one step toward the goal along the axis with the
-    larger remaining distance (rows on a tie), blind to holes."""
-    dr, dc = goal[0] - agent[0], goal[1] - agent[1]
-    if dr == dc == 0:
-        return "DOWN"
-    if abs(dr) >= abs(dc):
-        return "DOWN" if dr > 0 else "UP"
-    return "RIGHT" if dc > 0 else "LEFT"
-
-
 def due_entries(
     memory: Sequence[MemoryEntry], agent: Cell, radius: int | None, judged: Set[tuple[str, int]], epoch: int
 ) -> tuple[MemoryEntry, ...]:

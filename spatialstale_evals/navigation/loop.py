@@ -46,7 +46,6 @@ from spatialstale_evals.navigation.episode import (
     Episode,
     due_entries,
     episode_record,
-    greedy_direction,
     score_explanation,
     score_value,
     step_line,
@@ -54,7 +53,7 @@ from spatialstale_evals.navigation.episode import (
 from spatialstale_evals.navigation.state import NavigationState
 from spatialstale_evals.navigation.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
-from spatialstale_evals.world.grid import goal_of
+from spatialstale_evals.world.grid import goal_of, greedy_direction
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import MemoryEntry
 from spatialstale_evals.world.render import RenderStyle

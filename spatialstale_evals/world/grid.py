@@ -160,3 +160,14 @@ def validate_grid(grid: Sequence[str]) -> Grid:
     if "".join(rows).count(START) != 1 or "".join(rows).count(GOAL) != 1:
         raise GridError("grid must have exactly one S and one G")
     return rows
+
+
+def greedy_direction(agent: Cell, goal: Cell) -> str:
+    """The paper's fallback: one step toward the goal along the axis with the
+    larger remaining distance (rows on a tie), blind to holes."""
+    dr, dc = goal[0] - agent[0], goal[1] - agent[1]
+    if dr == dc == 0:
+        return "DOWN"
+    if abs(dr) >= abs(dc):
+        return "DOWN" if dr > 0 else "UP"
+    return "RIGHT" if dc > 0 else "LEFT"
