@@ -9,15 +9,20 @@
   session starts it once. The fault test kills it and restarts it on the same
   port (what it tests), so the fixture hands out the port and reads the
   process it stands for from the server's state file each time.
+- Hypothesis derandomized: the property tests draw the same examples on every
+  run, so a run's verdict is reproducible (``--hypothesis-seed`` or
+  ``HYPOTHESIS_PROFILE=explore`` draws afresh, to search for new failures).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import _builtins  # noqa: F401 - the snapshot must be taken before any test module is imported
 import pytest
 from _local_server import LocalServer, require_local_extra
+from hypothesis import settings
 
 from spatialstale_evals import local_model
 from spatialstale_evals.harness.family import FAMILIES, families
@@ -26,6 +31,10 @@ from spatialstale_evals.navigation.strategies import STRATEGIES
 from spatialstale_evals.world.regimes import REGIMES
 
 families()  # the suite's own task families, registered before any test can add one
+
+settings.register_profile("ci", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True)
