@@ -50,6 +50,9 @@ from spatialstale_evals.harness.schemas import VERDICTS
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
 from spatialstale_evals.scripted.agents import POLICIES, audit_reply, move_choice, probe_reply
 
+#: What a built-in policy replies to a turn whose tools it does not use.
+NO_NOTES = "Nothing to note."
+
 
 def family_agents() -> dict[str, Any]:
     """The task families' own scripted agents (``TaskFamily.scripted_agents``), in
@@ -170,5 +173,9 @@ class ScriptedAPI(ModelAPI):
             direction = move_choice(self.policy, prompt, self.seed, salt)
             call_id = "call_" + hashlib.sha256(prompt.text.encode()).hexdigest()[:12]
             return move_output(self.model_name, direction, call_id, usage_in)
+        if tools:
+            # A turn that offers only other tools (lifelong's write-back offers the
+            # memory tool): the built-in policies keep no notes, so they end the turn.
+            return text_output(self.model_name, NO_NOTES, usage_in)
         reply = probe_reply(self.policy, prompt, self.seed, salt) or audit_reply(self.policy, prompt, self.seed, salt)
         return text_output(self.model_name, conform(reply, config), usage_in)
