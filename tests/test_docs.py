@@ -359,3 +359,23 @@ def test_every_version_the_docs_state_is_the_codes() -> None:
     assert {"PROBE_PROMPT_VERSION", "STALE_PROMPT_VERSION"} <= {name for _, name, _ in stated}
     wrong = [(page, name, value, getattr(prompts, name, None)) for page, name, value in stated]
     assert [w for w in wrong if w[2] != w[3]] == []
+
+
+EXAMPLE_REPORT = ROOT / "docs" / "example-report" / "REPORT.md"
+
+
+def test_example_report_is_at_the_current_task_version() -> None:
+    """The published example states the task version it ran at (in its header, the line
+    ``benchmarks/example_report.py`` writes), which is ``eval.yaml``'s; no row is labelled
+    with another version, and every task family of ``eval.yaml`` has samples in it."""
+    import yaml
+
+    meta = yaml.safe_load((ROOT / "spatialstale_evals" / "eval.yaml").read_text(encoding="utf-8"))
+    header, body = EXAMPLE_REPORT.read_text(encoding="utf-8").split("\n## ", 1)
+    stated = re.findall(r"at task version ([0-9]+-[A-Z]+)", header)
+    assert stated == [str(meta["version"])], "rerun python benchmarks/example_report.py"
+    assert re.findall(r"\btask version [0-9]+-[A-Z]+\b", body) == []
+    counted = {family: int(n) for n, family in re.findall(r"(\d+) (\w+) (?:sample|episode|scenario)\(s\)", header)}
+    assert {task["name"]: counted.get(task["name"], 0) > 0 for task in meta["tasks"]} == {
+        task["name"]: True for task in meta["tasks"]
+    }
