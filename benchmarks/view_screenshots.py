@@ -72,7 +72,10 @@ SHOTS: dict[str, Callable[[], Shot]] = {
     "detect": lambda: Shot({"regime": "L2"}, "spatialstale/random"),
     "navigate": lambda: Shot({"regime": "L2", "strategy": "no_filter", "epochs": 1}, "spatialstale/memory"),
     "probe": lambda: Shot({"regime": "L2"}, "spatialstale/memory"),
-    "stale": lambda: Shot({"path": str(STALE_CORPUS)}, "spatialstale/stale-naive", {"grader": "spatialstale/judge"}),
+    # the corpus path as the task logs it (the viewer shows it): relative, not this checkout's
+    "stale": lambda: Shot(
+        {"path": os.path.relpath(STALE_CORPUS)}, "spatialstale/stale-naive", {"grader": "spatialstale/judge"}
+    ),
     "lifelong": lambda: Shot({"regime": "L2", "episodes": 3}, "spatialstale/write_once"),
 }
 #: Browser window (CSS pixels) of each picture.
@@ -131,7 +134,7 @@ def serve(log_dir: Path, port: int) -> subprocess.Popen[bytes]:
 def routes(log: EvalLog, log_dir: Path) -> tuple[str, dict[str, str]]:
     """The id of ``log``'s first sample, and the viewer's hash routes of the log's
     sample list and of that sample's transcript."""
-    file = quote(Path(log.location).relative_to(log_dir).as_posix(), safe="")
+    file = quote(Path(log.location).relative_to(log_dir).as_posix(), safe="/")  # each part encoded, as the viewer does
     first = min(log.samples or [], key=lambda s: (str(s.id), s.epoch), default=None)
     if first is None:
         raise SystemExit(f"{log.location} has no samples")

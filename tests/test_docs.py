@@ -379,3 +379,22 @@ def test_example_report_is_at_the_current_task_version() -> None:
     assert {task["name"]: counted.get(task["name"], 0) > 0 for task in meta["tasks"]} == {
         task["name"]: True for task in meta["tasks"]
     }
+
+
+#: The tasks page's ``inspect view`` pictures (``benchmarks/view_screenshots.py``) and their size bound.
+VIEW_IMAGES, MAX_IMAGE_BYTES = ROOT / "docs" / "images" / "view", 100_000
+
+
+def test_tasks_page_shows_every_tasks_sample_list_and_transcript() -> None:
+    """Each task of ``eval.yaml`` has a screenshot of its sample list and of a transcript,
+    a small PNG that the tasks page shows; no picture is left over from a removed task."""
+    import yaml
+
+    tasks = [task["name"] for task in yaml.safe_load((ROOT / "spatialstale_evals" / "eval.yaml").read_text())["tasks"]]
+    page = (ROOT / "docs" / "tasks.md").read_text(encoding="utf-8")
+    expected = {f"{task}-{view}.png" for task in tasks for view in ("samples", "transcript")}
+    assert {p.name for p in VIEW_IMAGES.glob("*.png")} == expected
+    for name in sorted(expected):
+        data = (VIEW_IMAGES / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < MAX_IMAGE_BYTES, name
+        assert f"](images/view/{name})" in page, name
