@@ -359,3 +359,42 @@ def test_every_version_the_docs_state_is_the_codes() -> None:
     assert {"PROBE_PROMPT_VERSION", "STALE_PROMPT_VERSION"} <= {name for _, name, _ in stated}
     wrong = [(page, name, value, getattr(prompts, name, None)) for page, name, value in stated]
     assert [w for w in wrong if w[2] != w[3]] == []
+
+
+EXAMPLE_REPORT = ROOT / "docs" / "example-report" / "REPORT.md"
+
+
+def test_example_report_is_at_the_current_task_version() -> None:
+    """The published example states the task version it ran at (in its header, the line
+    ``benchmarks/example_report.py`` writes), which is ``eval.yaml``'s; no row is labelled
+    with another version, and every task family of ``eval.yaml`` has samples in it."""
+    import yaml
+
+    meta = yaml.safe_load((ROOT / "spatialstale_evals" / "eval.yaml").read_text(encoding="utf-8"))
+    header, body = EXAMPLE_REPORT.read_text(encoding="utf-8").split("\n## ", 1)
+    stated = re.findall(r"at task version ([0-9]+-[A-Z]+)", header)
+    assert stated == [str(meta["version"])], "rerun python benchmarks/example_report.py"
+    assert re.findall(r"\btask version [0-9]+-[A-Z]+\b", body) == []
+    counted = {family: int(n) for n, family in re.findall(r"(\d+) (\w+) (?:sample|episode|scenario)\(s\)", header)}
+    assert {task["name"]: counted.get(task["name"], 0) > 0 for task in meta["tasks"]} == {
+        task["name"]: True for task in meta["tasks"]
+    }
+
+
+#: The tasks page's ``inspect view`` pictures (``benchmarks/view_screenshots.py``) and their size bound.
+VIEW_IMAGES, MAX_IMAGE_BYTES = ROOT / "docs" / "images" / "view", 100_000
+
+
+def test_tasks_page_shows_every_tasks_sample_list_and_transcript() -> None:
+    """Each task of ``eval.yaml`` has a screenshot of its sample list and of a transcript,
+    a small PNG that the tasks page shows; no picture is left over from a removed task."""
+    import yaml
+
+    tasks = [task["name"] for task in yaml.safe_load((ROOT / "spatialstale_evals" / "eval.yaml").read_text())["tasks"]]
+    page = (ROOT / "docs" / "tasks.md").read_text(encoding="utf-8")
+    expected = {f"{task}-{view}.png" for task in tasks for view in ("samples", "transcript")}
+    assert {p.name for p in VIEW_IMAGES.glob("*.png")} == expected
+    for name in sorted(expected):
+        data = (VIEW_IMAGES / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < MAX_IMAGE_BYTES, name
+        assert f"](images/view/{name})" in page, name

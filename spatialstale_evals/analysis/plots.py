@@ -14,6 +14,8 @@ import pandas as pd  # noqa: E402
 
 from spatialstale_evals.analysis.tables import ORDER, OUTCOMES, order  # noqa: E402
 
+#: A legend to the right of its panel, outside it (``tight_layout`` makes room for it).
+OUTSIDE = {"fontsize": 8, "loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0.0}
 COLOURS = {"success": "#2E8B57", "death": "#202020", "timeout": "#A8C8E8", "text": "#4C72B0", "image": "#DD8452"}
 
 
@@ -26,9 +28,11 @@ def _empty(ax: plt.Axes, title: str) -> None:
 
 
 def _outcome_legend(ax: plt.Axes) -> None:
-    """The outcome colours, drawn from ``COLOURS`` (not from whatever the panel happened to plot)."""
+    """The outcome colours, drawn from ``COLOURS`` (not from whatever the panel happened to
+    plot), beside the panel rather than on it: a stacked bar fills its panel to 100 %, so a
+    legend inside would hide bars."""
     handles = [plt.Rectangle((0, 0), 1, 1, color=COLOURS[o]) for o in OUTCOMES]
-    ax.legend(handles, OUTCOMES, fontsize=8, loc="upper right")
+    ax.legend(handles, OUTCOMES, **OUTSIDE)
 
 
 Panel = tuple[plt.Axes, pd.DataFrame, str]
@@ -87,7 +91,7 @@ def f1_by_regime(detection: pd.DataFrame, path: Path) -> Path | None:
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("F1 (mean +- sd over seeds)")
         ax.set_title(_label(model, config), fontsize=9)
-        ax.legend(fontsize=8)
+        ax.legend(**OUTSIDE)  # F1 bars reach the top: a legend inside would hide some
     fig.suptitle("Detection F1 by regime and modality")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
