@@ -15,18 +15,11 @@ from spatialstale_evals.detection.windows import DetectionSettings, audit_window
 from spatialstale_evals.harness.audit import FORMATS, AuditOutput, check_output
 from spatialstale_evals.harness.memory_text import FACTORS, MemoryStyle, check_memory
 from spatialstale_evals.harness.metrics import DETECTION_METRICS, EDIT_METRICS
-from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
-from spatialstale_evals.harness.params import (
-    changed,
-    check_bool,
-    check_choice,
-    check_positive_int,
-    pick,
-    reject_unknown,
-)
-from spatialstale_evals.harness.samples import InstanceSet
-from spatialstale_evals.metadata import task_name, task_version
-from spatialstale_evals.world.dataset import SIZES, Size
+from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
+from spatialstale_evals.harness.params import check_choice, check_positive_int
+from spatialstale_evals.harness.task_body import GridTaskBody, image_args
+from spatialstale_evals.metadata import task_version
+from spatialstale_evals.world.dataset import Size
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
 
@@ -34,6 +27,7 @@ TASK_VERSION = task_version()
 
 
 @task
+@image_args
 def detect(
     regime: RegimeName = "L1",
     modality: Modality = "text",
@@ -83,36 +77,23 @@ def detect(
         distractors: Non-spatial notes mixed into the store (0 to 16), drawn
             from the seed and audited with the entries; never stale, so a flag
             on one is a false positive, also counted apart (``distractor_flag_rate``).
-        image_labels: Label each cell with its (row,col) (image modality).
-        image_palette: ``paper``, ``high_contrast`` or ``grayscale`` (which
-            writes each cell's type letter in its label, so needs labels).
-        image_cell_px: Cell size in pixels (48: the paper's 384 px at 8x8); the
-            minimum the labels need is checked.
-        image_marker: The agent as a ``triangle`` (the paper) or a square marked ``A`` (``letter``).
+        image_*: The rendering options (image modality): ``harness/task_body.py``, ``IMAGE_ARGS``.
         structured_output: Pass the verdict schema of ``output`` as Inspect's
             ``response_schema`` with every audit call, for providers that
             constrain replies to it (docs/models.md); off: the paper's protocol.
     """
-    reject_unknown(detect, unknown)
-    factors = pick(locals(), (*FACTORS, *IMAGE_PARAMS))  # the memory and image factors, as passed
+    body = GridTaskBody(detect, locals(), FACTORS)
     check_choice("modality", modality, OBSERVATIONS)
     threshold = check_output(detect, output, threshold)
     check_positive_int("batch_size", batch_size)
     check_memory(memory_style, distractors)
-    check_choice("size", size, SIZES)
-    options = {"structured_output": check_bool("structured_output", structured_output), "size": size}
-    instances = InstanceSet.load(dataset, regime, size)
-    options["size"] = instances.size  # the folder's own, for a folder of one's own at the default
-    first = next(iter(instances.by_id.values()))
+    body.check_options(size, structured_output)
+    body.load(dataset, regime, modality)
     params = {"modality": modality, "batch_size": batch_size, "output": output, "threshold": threshold}
-    check_render(modality, factors, first.height, first.width)
-    settings = settings_from(DetectionSettings, params | factors | options)
-    return Task(
-        dataset=instances.samples("detect", params | factors | options, params | changed(detect, factors | options)),
-        solver=audit_windows(instances, settings),
-        scorer=detection_scorer(),
+    return body.build(
+        params,
+        DetectionSettings,
+        audit_windows,
+        detection_scorer(),
         metrics=[*DETECTION_METRICS, *EDIT_METRICS] if FORMATS[output].edits else None,
-        name=task_name("detect"),
-        version=TASK_VERSION,
-        metadata={"task_family": "detect", "regime": regime, **params, **factors, **options},
     )

@@ -13,11 +13,12 @@ from typing import Any, Literal
 from inspect_ai import Task, task, task_with
 
 from spatialstale_evals.harness.params import check_choice, check_positive_int, reject_unknown
+from spatialstale_evals.harness.task_body import family_task
 from spatialstale_evals.lifetime.agents import AgentFactory
 from spatialstale_evals.lifetime.samples import LifetimeSet
 from spatialstale_evals.lifetime.scoring import lifelong_scorer
 from spatialstale_evals.lifetime.solver import LifelongSettings, lifelong_loop
-from spatialstale_evals.metadata import task_name, task_version
+from spatialstale_evals.metadata import task_version
 from spatialstale_evals.world.lifetimes import MAX_EPISODES
 from spatialstale_evals.world.observation import covers_grid
 from spatialstale_evals.world.regimes import REGIMES, RegimeName
@@ -122,14 +123,13 @@ def lifelong(
         max_steps=max_steps,
         agent=agent,
     )
-    return Task(
+    return family_task(
+        "lifelong",
+        {"regime": regime, **params},
         dataset=lives.samples(params, params),
         solver=lifelong_loop(lives, settings),
         scorer=lifelong_scorer(episodes),
         epochs=epochs,
-        name=task_name("lifelong"),
-        version=TASK_VERSION,
-        metadata={"task_family": "lifelong", "regime": regime, **params},
     )
 
 

@@ -22,23 +22,14 @@ from spatialstale_evals.harness.memory_text import (
     check_memory,
 )
 from spatialstale_evals.harness.memory_view import FILTER_MODES, NEEDS_CORRECTIONS, FilterMode
-from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
-from spatialstale_evals.harness.params import (
-    NotApplicable,
-    changed,
-    check_bool,
-    check_choice,
-    check_positive_int,
-    defaults,
-    pick,
-    reject_unknown,
-)
+from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
+from spatialstale_evals.harness.params import NotApplicable, changed, check_choice, check_positive_int, defaults
 from spatialstale_evals.harness.run_epochs import RunEpochsTask
-from spatialstale_evals.harness.samples import InstanceSet
-from spatialstale_evals.metadata import task_name, task_version
+from spatialstale_evals.harness.task_body import GridTaskBody, image_args
+from spatialstale_evals.metadata import task_version
 from spatialstale_evals.navigation.loop import NavigationSettings, navigation_loop, navigation_scorer
 from spatialstale_evals.navigation.strategies import STRATEGIES, StrategyName
-from spatialstale_evals.world.dataset import SIZES, Size
+from spatialstale_evals.world.dataset import Size
 from spatialstale_evals.world.observation import covers_grid
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
@@ -94,6 +85,7 @@ def check_args(
 
 
 @task
+@image_args
 def navigate(
     regime: RegimeName = "L2",
     strategy: StrategyName = "omcd",
@@ -175,38 +167,28 @@ def navigate(
             paper's order) or ``after`` it.
         distractors: Non-spatial notes mixed into the store (0 to 16), drawn
             from the seed; never stale.
-        image_labels: Label each cell with its (row,col) (image modality).
-        image_palette: ``paper``, ``high_contrast`` or ``grayscale`` (which
-            writes each cell's type letter in its label, so needs labels).
-        image_cell_px: Cell size in pixels (48: the paper's 384 px at 8x8); the
-            minimum the labels need is checked.
-        image_marker: The agent as a ``triangle`` (the paper) or a square marked ``A`` (``letter``).
+        image_*: The rendering options (image modality): ``harness/task_body.py``, ``IMAGE_ARGS``.
         structured_output: Pass the verdict schema as Inspect's ``response_schema``
             with every audit call (``omcd``, ``self_verify``; the moves are tool
             calls), for providers that constrain replies to it (docs/models.md).
     """
-    reject_unknown(navigate, unknown)
-    factors = pick(locals(), (*FACTORS, *IMAGE_PARAMS))  # the memory and image factors, as passed
+    body = GridTaskBody(navigate, locals(), FACTORS)
     threshold = check_output(navigate, output, threshold)
     audit_format = changed(navigate, {"output": output, "threshold": threshold})
     check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode, audit_format)
     check_memory(memory_style, distractors)
     check_framing(memory_framing, memory_position)
-    check_choice("size", size, SIZES)
-    options = {"structured_output": check_bool("structured_output", structured_output), "size": size}
+    body.check_options(size, structured_output)
     if structured_output and STRATEGIES[strategy].audit_batch_size(1, batch_size) is None:
         raise NotApplicable(
             f"structured_output constrains the auditor's JSON verdicts; {strategy} asks no auditor "
             "(the navigator's moves are tool calls)"
         )
-    section = changed(navigate, {k: factors[k] for k in SECTION_FACTORS})
+    section = changed(navigate, {k: body.factors[k] for k in SECTION_FACTORS})
     if section and not STRATEGIES[strategy].shows_memory:
         named = ", ".join(f"{k}={v}" for k, v in section.items())
         raise NotApplicable(f"{named} acts on the memory section; {strategy} shows no memory")
-    instances = InstanceSet.load(dataset, regime, size)
-    options["size"] = instances.size  # the folder's own, for a folder of one's own at the default
-    first = next(iter(instances.by_id.values()))
-    check_render(modality, factors, first.height, first.width)
+    first = body.load(dataset, regime, modality)
     if covers_grid(first.height, first.width, view_radius):  # it sees everything from everywhere: the paper's protocol
         view_radius = None
     params = {
@@ -220,15 +202,6 @@ def navigate(
         "view_radius": view_radius,
         "filter_mode": filter_mode,
     }
-    settings = settings_from(NavigationSettings, params | factors | options)
-    return RunEpochsTask(
-        dataset=instances.samples(
-            "navigate", params | factors | options, params | changed(navigate, factors | options)
-        ),
-        solver=navigation_loop(instances, settings),
-        scorer=navigation_scorer(),
-        epochs=epochs,
-        name=task_name("navigate"),
-        version=TASK_VERSION,
-        metadata={"task_family": "navigate", "regime": regime, **params, **factors, **options},
+    return body.build(
+        params, NavigationSettings, navigation_loop, navigation_scorer(), task_class=RunEpochsTask, epochs=epochs
     )

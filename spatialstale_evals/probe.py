@@ -12,28 +12,20 @@ from typing import Any
 from inspect_ai import Task, task
 
 from spatialstale_evals.harness import prompts
-from spatialstale_evals.harness.observe import IMAGE_PARAMS, OBSERVATIONS, Modality, check_render, settings_from
+from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
 from spatialstale_evals.harness.params import (
+    CONVERSATIONS,
+    Conversation,
     NotApplicable,
-    changed,
     check_bool,
     check_choice,
     check_positive_int,
-    pick,
-    reject_unknown,
 )
-from spatialstale_evals.harness.samples import InstanceSet
-from spatialstale_evals.metadata import task_name, task_version
-from spatialstale_evals.probing.probes import (
-    CONVERSATIONS,
-    PROBES,
-    Conversation,
-    ProbeSettings,
-    check_dimensions,
-    probe_targets,
-)
+from spatialstale_evals.harness.task_body import GridTaskBody, image_args
+from spatialstale_evals.metadata import task_version
+from spatialstale_evals.probing.probes import PROBES, ProbeSettings, check_dimensions, probe_targets
 from spatialstale_evals.probing.scoring import probe_scorer
-from spatialstale_evals.world.dataset import SIZES, Size
+from spatialstale_evals.world.dataset import Size
 from spatialstale_evals.world.grid import MAX_SIDE
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
@@ -42,6 +34,7 @@ TASK_VERSION = task_version()
 
 
 @task
+@image_args
 def probe(
     regime: RegimeName = "L2",
     modality: Modality = "text",
@@ -82,22 +75,17 @@ def probe(
         size: Grid size: ``8x8`` (the paper's), ``16x16`` or ``32x32``, each a
             canonical set of 50 instances per regime; with ``dataset``, that folder
             if it is of this size, else its sub-folder named after it (docs/dataset.md).
-        image_labels: Label each cell with its (row,col) (image modality).
-        image_palette: ``paper``, ``high_contrast`` or ``grayscale`` (needs labels).
-        image_cell_px: Cell size in pixels (48: the paper's 384 px at 8x8).
-        image_marker: The agent as a ``triangle`` (the paper) or a square marked ``A`` (``letter``).
+        image_*: The rendering options (image modality): ``harness/task_body.py``, ``IMAGE_ARGS``.
         structured_output: Pass each JSON answer's schema (explicit, premise) as
             Inspect's ``response_schema``, for providers that constrain replies
             to it (docs/models.md); the implicit probe is a tool call.
     """
-    reject_unknown(probe, unknown)
-    render_args = pick(locals(), IMAGE_PARAMS)
+    body = GridTaskBody(probe, locals())
     check_choice("modality", modality, OBSERVATIONS)
     check_choice("conversation", conversation, CONVERSATIONS)
     check_positive_int("targets_per_kind", targets_per_kind, most=MAX_SIDE * MAX_SIDE)
     check_bool("show_store", show_store)
-    check_bool("structured_output", structured_output)
-    check_choice("size", size, SIZES)
+    body.check_options(size, structured_output)
     asked = check_dimensions(dimensions)
     if structured_output and not any(PROBES[d].schema for d in asked):
         raise NotApplicable("structured_output constrains JSON answers; the implicit probe's answer is a tool call")
@@ -106,9 +94,7 @@ def probe(
             "show_store=false shows only the target's entry, so the implicit probe has no route of memory's "
             "to follow; pass dimensions=explicit,premise"
         )
-    instances = InstanceSet.load(dataset, regime, size)
-    first = next(iter(instances.by_id.values()))
-    check_render(modality, render_args, first.height, first.width)
+    body.load(dataset, regime, modality)
     params = {
         "modality": modality,
         "dimensions": list(asked),
@@ -116,21 +102,12 @@ def probe(
         "targets_per_kind": targets_per_kind,
         "show_store": show_store,
     }
-    options = {"structured_output": structured_output, "size": instances.size}  # named in the input when not 8x8
-    settings = settings_from(ProbeSettings, {**params, "dimensions": asked} | render_args | options)
-    listed = {k: v for k, v in params.items() if k != "dimensions"} | changed(probe, render_args | options)
-    return Task(
-        dataset=instances.samples("probe", params | render_args | options, listed | {"dimensions": ",".join(asked)}),
-        solver=probe_targets(instances, settings),
-        scorer=probe_scorer(),
-        name=task_name("probe"),
-        version=TASK_VERSION,
-        metadata={
-            "task_family": "probe",
-            "regime": regime,
-            "probe_prompt_version": prompts.PROBE_PROMPT_VERSION,
-            **params,
-            **render_args,
-            **options,
-        },
+    return body.build(
+        params,
+        ProbeSettings,
+        probe_targets,
+        probe_scorer(),
+        settings_args={"dimensions": asked},
+        shown={"dimensions": ",".join(asked)},  # the input names them comma-separated, last
+        metadata={"probe_prompt_version": prompts.PROBE_PROMPT_VERSION},
     )

@@ -20,6 +20,8 @@ from inspect_ai.dataset import MemoryDataset
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.params import (
+    CONVERSATIONS,
+    Conversation,
     NotApplicable,
     check_bool,
     check_choice,
@@ -27,8 +29,8 @@ from spatialstale_evals.harness.params import (
     check_subset,
     reject_unknown,
 )
-from spatialstale_evals.metadata import task_name, task_version
-from spatialstale_evals.probing.probes import CONVERSATIONS, Conversation
+from spatialstale_evals.harness.task_body import family_task
+from spatialstale_evals.metadata import task_version
 from spatialstale_evals.stale_corpus.asking import StaleSettings, stale_probes
 from spatialstale_evals.stale_corpus.corpus import (
     HUB_REVISION,
@@ -148,15 +150,9 @@ def stale(
             f"stale: {over} of {len(samples)} histories exceed context_tokens={context_tokens} even trimmed "
             "(their relevant sessions alone, or a flat history, which is one session): they are sent whole"
         )
-    return Task(
-        dataset=MemoryDataset(samples, name=file.stem, location=str(file)),
-        solver=stale_probes(StaleSettings(asked, conversation)),
-        scorer=stale_judge(structured_output),
-        metrics=stale_metrics(asked, asked_types),
-        name=task_name("stale"),
-        version=TASK_VERSION,
-        metadata={
-            "task_family": "stale",
+    return family_task(
+        "stale",
+        {
             "stale_prompt_version": prompts.STALE_PROMPT_VERSION,
             "types": list(asked_types),
             "dimensions": list(asked),
@@ -170,4 +166,8 @@ def stale(
             "over_budget": over,
             "file_sha256": file_sha256(file),
         },
+        dataset=MemoryDataset(samples, name=file.stem, location=str(file)),
+        solver=stale_probes(StaleSettings(asked, conversation)),
+        scorer=stale_judge(structured_output),
+        metrics=stale_metrics(asked, asked_types),
     )

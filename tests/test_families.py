@@ -146,3 +146,19 @@ def test_the_lifelong_family_has_its_report_section(tmp_path: Path) -> None:
         sum(e["outcome"] == "success" for e in episodes) / len(episodes)
     )
     assert "## Task `lifelong`" in report.markdown.read_text(encoding="utf-8")
+
+
+def test_the_fixed_layout_is_the_families_sections_then_the_shared_ones() -> None:
+    """Every table the report lays out (``analysis/layout.py``) but the list of
+    logs is shown in exactly one section: a family's (its registry entry) or
+    one the report keeps for tables that read several families."""
+    from spatialstale_evals.analysis.layout import SPECS, TITLES
+    from spatialstale_evals.analysis.report import SHARED_SECTIONS
+
+    sections = [s for f in families().values() for s in f.report_sections] + list(SHARED_SECTIONS)
+    shown = [name for _, names in sections for name in names]
+    assert sorted(shown) == sorted(set(SPECS) - {"inputs"}) and set(shown) <= set(TITLES)
+    # the paper's order: detection first, the shared statistics last
+    assert sections[0][0] == "Detection" and sections[-1][0] == "Statistics"
+    assert {name for name, f in families().items() if f.in_report_layout} == {"detect", "navigate", "probe", "stale"}
+    assert families()["navigate"].unit == "episode" and families()["lifelong"].unit == "sample"

@@ -254,3 +254,19 @@ def test_moves_are_considered_up_down_left_right():
     assert shortest_path(("SF", "FG"), (0, 0), (1, 1)) == [(0, 0), (1, 0), (1, 1)]
     # From the bottom-right corner UP is tried before LEFT.
     assert shortest_path(("SF", "FG"), (1, 1), (0, 0)) == [(1, 1), (0, 1), (0, 0)]
+
+
+def test_cheapest_path_prices_unknown_cells_and_avoids_holes():
+    """The one Dijkstra both families' scripted agents plan with: a step onto
+    ``?`` costs ``unknown_cost`` (default 3), holes are never entered."""
+    from spatialstale_evals.world.grid import cheapest_path, first_move
+
+    lake = ("S?G", "FHF", "FFF")
+    through = [(0, 0), (0, 1), (0, 2)]  # cost unknown_cost + 1
+    around = [(0, 0), (1, 0), (2, 0), (2, 1), (2, 2), (1, 2), (0, 2)]  # cost 6, the hole at (1,1) skirted
+    assert cheapest_path(lake, (0, 0), (0, 2)) == through  # 4 < 6
+    assert cheapest_path(lake, (0, 0), (0, 2), unknown_cost=4) == through  # 5 < 6
+    assert cheapest_path(lake, (0, 0), (0, 2), unknown_cost=6) == around  # 7 > 6
+    assert cheapest_path(("SH", "HG"), (0, 0), (1, 1)) is None
+    assert first_move(through) == "RIGHT" and first_move(around) == "DOWN"
+    assert first_move([(2, 2)]) is None and first_move(None) is None

@@ -29,6 +29,9 @@ from spatialstale_evals.analysis.notes import NOTES
 from spatialstale_evals.harness.family import families
 
 REPORT_FILE = "REPORT.md"
+#: The sections of the fixed layout that read several families, after the
+#: families' own (``TaskFamily.report_sections``).
+SHARED_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (("Statistics", ("wilcoxon", "correlation", "path_recall")),)
 
 
 def markdown_table(df: pd.DataFrame, spec: Spec) -> str:
@@ -156,28 +159,14 @@ def render_markdown(
         "",
         f"Logs: `{log_dir}`; generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}. "
         f"{used} log(s) counted, {len(logset.evals) - used} superseded, {len(logset.skipped)} skipped; "
-        f"{len(logset.detect)} detect sample(s), {len(logset.navigate)} navigate episode(s), "
-        f"{len(logset.probe)} probe sample(s), {len(logset.stale)} stale scenario(s)"
-        + "".join(
-            f", {len(df)} {name} sample(s)"
-            for name, df in logset.records.items()
-            if not families()[name].in_report_layout
-        )
+        + ", ".join(f"{len(logset.records.get(name, ()))} {name} {f.unit}(s)" for name, f in families().items())
         + ".",
         "",
         "Each (instance, epoch) of a configuration (task, model, model args and roles, task arguments other "
         "than epochs) is counted once, from the newest complete log that has it, else the newest partial one.",
         "",
     ]
-    sections = [
-        ("Detection", ("detection", "modality", "direction")),
-        ("Navigation", ("navigation", "gain", "steps")),
-        ("Memory that matters", ("benefit", "safety")),
-        ("Trust gap", ("tax",)),
-        ("Probes", ("probe",)),
-        ("STALE", ("stale", "stale_probe")),
-        ("Statistics", ("wilcoxon", "correlation", "path_recall")),
-    ]
+    sections = [*(section for family in families().values() for section in family.report_sections), *SHARED_SECTIONS]
     for heading, names in sections:
         lines += [f"## {heading}", ""]
         for name in names:

@@ -27,9 +27,9 @@ def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mappi
 
 FAMILY = register_family(
     TaskFamily(
-        in_report_layout=True,  # the report's fixed sections
         name="detect",
         scorer="detection_scorer",
+        report_sections=(("Detection", ("detection", "modality", "direction")),),
         dimensions=("regime", "modality"),
         exclude=HEAVY_FIELDS,  # the store is read: it holds the instance
         detail=detail,

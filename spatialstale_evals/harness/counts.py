@@ -26,11 +26,6 @@ PARSE_KEYS = (
     "unparseable_replies",
     "refusals",
 )
-#: The counts of proposed corrections (``output="edit"``, edit proposals): flagged
-#: entries with a corrected claim, those whose claim is right (the entry is
-#: stale and the claim is what its cell is now), flagged entries without one.
-EDIT_KEYS = ("corrections", "corrections_right", "corrections_missing")
-
 T = TypeVar("T", bound="Counts")
 
 
@@ -90,21 +85,37 @@ class ConfusionCounts(Counts):
 
 
 @dataclass(frozen=True)
-class DetectionCounts(ConfusionCounts):
-    """What the detection metrics and tables sum: the confusion, the entries
-    judged, those without a usable verdict, the proposed corrections and the
+class EditCounts(Counts):
+    """The counts of proposed corrections (``output="edit"``, edit proposals):
+    flagged entries with a corrected claim, those whose claim is right (the
+    entry is stale and the claim is what its cell is now), flagged entries
+    without one."""
+
+    corrections: float = 0
+    corrections_right: float = 0
+    corrections_missing: float = 0
+
+
+@dataclass(frozen=True)
+class DetectionCounts(EditCounts, ConfusionCounts):
+    """What the detection metrics and tables sum: the confusion, the proposed
+    corrections, the entries judged, those without a usable verdict and the
     model calls."""
 
     entries: float = 0
     parse_failures: float = 0
-    corrections: float = 0
-    corrections_right: float = 0
-    corrections_missing: float = 0
     calls: float = 0
 
 
+def count_keys(cls: type[Counts]) -> tuple[str, ...]:
+    """The keys of a count record: the fields of ``cls`` but ``n``, in their order."""
+    return tuple(f.name for f in fields(cls) if f.name != "n")
+
+
 #: The keys of ``confusion``'s counts: ``ConfusionCounts``' fields.
-CONFUSION_KEYS = tuple(f.name for f in fields(ConfusionCounts) if f.name != "n")
+CONFUSION_KEYS = count_keys(ConfusionCounts)
+#: The keys of ``edit_counts``' counts: ``EditCounts``' fields.
+EDIT_KEYS = count_keys(EditCounts)
 #: The counts of one detection window, as recorded and as summed per sample
 #: (with ``EDIT_KEYS`` too when the output proposes edits).
 DETECTION_KEYS = (*CONFUSION_KEYS, "entries", *PARSE_KEYS, "calls")

@@ -83,9 +83,11 @@ class TaskFamily:
             configuration without them (``base_config``).
         section_factors: Those of ``factors`` that only act on a memory section
             (the ``no_memory`` arm runs with them at their defaults: ``levels_no_memory``).
-        in_report_layout: Whether the report's fixed layout shows this family
-            (the paper's tables and ours that combine families); otherwise it gets
-            a section of its own: ``tables``, or a summary of its records.
+        unit: What one of its records is, as the report counts them (``episode``).
+        report_sections: The sections of the report's fixed layout this family
+            fills, in order: (heading, the report's tables under it, by name:
+            ``analysis.report.compute_tables``). A family without any gets a
+            section of its own: ``tables``, or a summary of its records.
         tables: The family's own report tables from its records (a DataFrame):
             ``{key: (title, table)}``.
         scripted_agents: The family's own scripted agents, served by the scripted
@@ -108,9 +110,15 @@ class TaskFamily:
     arm_args: tuple[str, ...] = ()
     factors: tuple[str, ...] = ()
     section_factors: tuple[str, ...] = ()
-    in_report_layout: bool = False
+    unit: str = "sample"
+    report_sections: tuple[tuple[str, tuple[str, ...]], ...] = ()
     tables: Callable[[Any], Mapping[str, tuple[str, Any]]] | None = None
     scripted_agents: Mapping[str, ScriptedAgent] = field(default_factory=dict)
+
+    @property
+    def in_report_layout(self) -> bool:
+        """Whether the report's fixed layout shows this family (``report_sections``)."""
+        return bool(self.report_sections)
 
     def task_function(self) -> Callable[..., Any]:
         """The family's ``@task`` function."""

@@ -12,7 +12,12 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
+
+#: How a task that asks several probes about one item asks them (``probe``,
+#: ``stale``): each in a fresh conversation, as STALE upstream, or all in one.
+Conversation = Literal["independent", "shared"]
+CONVERSATIONS: tuple[Conversation, ...] = get_args(Conversation)
 
 
 class NotApplicable(ValueError):

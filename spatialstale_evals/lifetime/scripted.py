@@ -7,7 +7,7 @@ request alone, i.e. of what a model is sent (the prompts, its own earlier
 calls and the tools' answers in this episode's conversation). Each plans the
 cheapest route on the lake it believes in: what it saw in this conversation
 (latest sighting first), then its notes, unknown cells passable at
-``UNKNOWN_COST`` steps each, holes never; when its notes leave no way to
+``world.grid.UNKNOWN_COST`` steps each, holes never; when its notes leave no way to
 the goal, on what it saw alone (``route``).
 
 - ``diligent`` views ``/memories/lake.md`` at the start of every episode,
@@ -21,7 +21,6 @@ the goal, on what it saw alone (``route``).
 
 from __future__ import annotations
 
-import heapq
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -42,10 +41,9 @@ from spatialstale_evals.harness.prompts import MOVE_DEATH, template_pattern
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
 from spatialstale_evals.lifetime.notes import format_notes, parse_notes
 from spatialstale_evals.lifetime.prompts import PAPER_MEMORY_PATH
-from spatialstale_evals.world.grid import DELTAS, HOLE, UNSEEN, Cell, neighbours
+from spatialstale_evals.world.grid import DELTAS, HOLE, UNSEEN, Cell, cheapest_path, first_move
 from spatialstale_evals.world.observation import parse_text_observation
 
-UNKNOWN_COST = 3
 NOTES_PATH = PAPER_MEMORY_PATH
 #: A death's answer, from the cell on (``template_pattern`` reads numbers; the direction is a word).
 _DEATH = template_pattern(MOVE_DEATH.split("{direction}", 1)[1])
@@ -120,31 +118,6 @@ def believed(messages: Sequence[ChatMessage], shape: tuple[int, int], seen: dict
     return belief | seen
 
 
-def _cheapest_first_move(rows: tuple[str, ...], agent: Cell, goal: Cell) -> str | None:
-    """The first move of the cheapest route on ``rows`` (Dijkstra, unknown
-    cells at ``UNKNOWN_COST``, holes never; ties by action order), or None."""
-    best, prev, heap, order = {agent: 0}, {}, [(0, 0, agent)], 1
-    while heap:
-        cost, _, cur = heapq.heappop(heap)
-        if cur == goal:
-            while prev.get(cur) != agent and cur in prev:
-                cur = prev[cur]
-            delta = (cur[0] - agent[0], cur[1] - agent[1])
-            return next(a for a, d in DELTAS.items() if d == delta)
-        if cost > best[cur]:
-            continue
-        for nxt in neighbours(rows, cur):
-            kind = rows[nxt[0]][nxt[1]]
-            if kind == HOLE:
-                continue
-            step = cost + (UNKNOWN_COST if kind == UNSEEN else 1)
-            if step < best.get(nxt, step + 1):
-                best[nxt], prev[nxt] = step, cur
-                heapq.heappush(heap, (step, order, nxt))
-                order += 1
-    return None
-
-
 def _rows(cells: dict[Cell, str], shape: tuple[int, int]) -> tuple[str, ...]:
     return tuple("".join(cells.get((r, c), UNSEEN) for c in range(shape[1])) for r in range(shape[0]))
 
@@ -155,7 +128,7 @@ def route(belief: dict[Cell, str], seen: dict[Cell, str], shape: tuple[int, int]
     was seen alone; if there is none either, a safe stay: a move into the
     edge, else onto a neighbour not believed a hole, else UP."""
     for cells in (belief, seen):
-        move = _cheapest_first_move(_rows(cells, shape), agent, goal)
+        move = first_move(cheapest_path(_rows(cells, shape), agent, goal))
         if move is not None:
             return move
     for action, (dr, dc) in DELTAS.items():

@@ -34,9 +34,14 @@ def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mappi
 
 FAMILY = register_family(
     TaskFamily(
-        in_report_layout=True,  # the report's fixed sections
         name="navigate",
         scorer="navigation_scorer",
+        report_sections=(
+            ("Navigation", ("navigation", "gain", "steps")),
+            ("Memory that matters", ("benefit", "safety")),
+            ("Trust gap", ("tax",)),
+        ),
+        unit="episode",
         dimensions=("regime", "strategy", "modality"),
         detail=detail,
         record=record,

@@ -18,9 +18,9 @@ def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int
 
 FAMILY = register_family(
     TaskFamily(
-        in_report_layout=True,  # the report's fixed sections
         name="probe",
         scorer="probe_scorer",
+        report_sections=(("Probes", ("probe",)),),
         dimensions=("regime", "modality"),
         matrix=matrix_arguments,
         estimate=estimate_probe,

@@ -54,8 +54,6 @@ from spatialstale_evals.world.targets import KINDS, ROUTE_KINDS, STALE_KINDS, Ta
 
 Dimension = Literal["explicit", "premise", "implicit"]
 DIMENSIONS: tuple[Dimension, ...] = get_args(Dimension)
-Conversation = Literal["independent", "shared"]
-CONVERSATIONS: tuple[Conversation, ...] = get_args(Conversation)
 OUTCOMES = ("pass", "fail", "unparseable", "skipped")
 #: Store key of the per-probe records the scorer reads.
 

@@ -19,7 +19,7 @@ grid it believes in:
 - ``random`` moves uniformly among moves that stay on the grid (the floor).
 
 Cells believed unknown (``?``: out of view with no memory of them) are
-passable for ``observer`` and ``mixed`` but cost ``UNKNOWN_COST`` steps each,
+passable for ``observer`` and ``mixed`` but cost ``world.grid.UNKNOWN_COST`` steps each,
 so a route through known-safe cells is preferred; ``memory`` never enters them.
 Without unknown cells (full observability) the route is the breadth-first
 shortest path, ties broken by ``MOVE_ORDER``.
@@ -28,7 +28,6 @@ shortest path, ties broken by ``MOVE_ORDER``.
 from __future__ import annotations
 
 import hashlib
-import heapq
 import json
 import random
 from collections.abc import Callable, Sequence
@@ -47,7 +46,6 @@ from spatialstale_evals.harness.prompts import (
 )
 from spatialstale_evals.world.grid import (
     CELL_TYPES,
-    DELTAS,
     FROZEN,
     GOAL,
     HOLE,
@@ -56,15 +54,15 @@ from spatialstale_evals.world.grid import (
     Cell,
     Grid,
     apply_move,
+    cheapest_path,
+    first_move,
     in_bounds,
-    neighbours,
     shortest_path,
 )
 from spatialstale_evals.world.memory import DANGER, ENTRY_PATTERN, NOTE_PATTERN, SAFE, flipped
 from spatialstale_evals.world.observation import parse_position_line
 from spatialstale_evals.world.staleness import hazard
 
-UNKNOWN_COST = 3
 #: The navigator's step line, read with the pattern of the template that writes it.
 _STEP = template_pattern(NAVIGATE_STEP.split("\n", 1)[0])
 #: The ``history`` labels of a contradicted entry (by an observation, by the ground truth), likewise.
@@ -155,13 +153,6 @@ def audit_reply(policy: str, prompt: Prompt, seed: int = 0, salt: object = None)
     return json.dumps(items)
 
 
-def _first_step(path: list[Cell] | None) -> str | None:
-    if not path or len(path) < 2:
-        return None
-    (r0, c0), (r1, c1) = path[0], path[1]
-    return next(a for a, d in DELTAS.items() if d == (r1 - r0, c1 - c0))
-
-
 def _stay_safe(grid: Sequence[str], agent: Cell, passable: set[str]) -> str:
     """No route: bump a wall if one is adjacent (stay put), else step to the
     first passable neighbour, in ``MOVE_ORDER``, else UP."""
@@ -194,33 +185,6 @@ def overlay(seen: Grid, belief: Grid) -> Grid:
     return tuple("".join(b if s == UNSEEN else s for s, b in zip(srow, brow)) for srow, brow in zip(seen, belief))
 
 
-def cheapest_path(grid: Grid, src: Cell, dst: Cell) -> list[Cell] | None:
-    """Dijkstra over non-hole cells, unknown ones costing UNKNOWN_COST; ties by
-    the order cells were reached (neighbours in ``MOVE_ORDER``): deterministic."""
-    best: dict[Cell, int] = {src: 0}
-    prev: dict[Cell, Cell] = {}
-    heap, order = [(0, 0, src)], 1
-    while heap:
-        cost, _, cur = heapq.heappop(heap)
-        if cur == dst:
-            path = [cur]
-            while path[-1] in prev:
-                path.append(prev[path[-1]])
-            return path[::-1]
-        if cost > best[cur]:
-            continue
-        for nxt in neighbours(grid, cur):
-            kind = grid[nxt[0]][nxt[1]]
-            if kind == HOLE:
-                continue
-            step = cost + (UNKNOWN_COST if kind == UNSEEN else 1)
-            if step < best.get(nxt, step + 1):
-                best[nxt], prev[nxt] = step, cur
-                heapq.heappush(heap, (step, order, nxt))
-                order += 1
-    return None
-
-
 def plan(belief: Grid, agent: Cell, goal: Cell, passable: set[str]) -> str:
     """The first move of the agent's route on ``belief`` (unknown cells are
     passable at a cost when ``passable`` has ``?``), or a safe stay."""
@@ -229,7 +193,7 @@ def plan(belief: Grid, agent: Cell, goal: Cell, passable: set[str]) -> str:
         path = cheapest_path(blocked, agent, goal)
     else:
         path = shortest_path(blocked, agent, goal)
-    return _first_step(path) or _stay_safe(blocked, agent, passable - {UNSEEN})
+    return first_move(path) or _stay_safe(blocked, agent, passable - {UNSEEN})
 
 
 def random_move(prompt: Prompt, observed: Grid, agent: Cell, seed: int, salt: object) -> str:

@@ -23,9 +23,10 @@ def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mappi
 
 FAMILY = register_family(
     TaskFamily(
-        in_report_layout=True,  # the report's fixed sections
         name="stale",
         scorer="stale_judge",
+        report_sections=(("STALE", ("stale", "stale_probe")),),
+        unit="scenario",
         # types and dimensions stay in the config: runs that overlap in them are rows apart, not counted twice
         dimensions=(),
         detail=detail,

@@ -7,6 +7,7 @@ hot paths (connectivity, rendering) are small enough that this costs nothing.
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Iterable, Sequence
 
@@ -32,6 +33,11 @@ MAX_SIDE = 128
 MOVE_ORDER: tuple[str, ...] = ("UP", "DOWN", "LEFT", "RIGHT")
 #: (row, column) change of each move.
 DELTAS: dict[str, Cell] = {"UP": (-1, 0), "DOWN": (1, 0), "LEFT": (0, -1), "RIGHT": (0, 1)}
+
+#: What a planner that may risk a cell of unknown type (``UNSEEN``) counts a
+#: step onto one, in steps onto known ice: a route through known-safe cells is
+#: preferred unless it is more than this many times longer.
+UNKNOWN_COST = 3
 
 #: Attempts before generation gives up; at a 0.25 hole rate a path exists in
 #: well over half of 8x8 draws, so hitting this means the parameters are wrong.
@@ -106,6 +112,46 @@ def shortest_path(grid: Sequence[str], src: Cell, dst: Cell) -> list[Cell] | Non
                 prev[nxt] = cur
                 queue.append(nxt)
     return None
+
+
+def cheapest_path(grid: Sequence[str], src: Cell, dst: Cell, unknown_cost: int = UNKNOWN_COST) -> list[Cell] | None:
+    """The cheapest path over non-hole cells (Dijkstra), a step onto an unknown
+    cell (``UNSEEN``) costing ``unknown_cost`` and onto any other 1, or None.
+
+    Ties are broken by the order cells were reached (neighbours in
+    ``MOVE_ORDER``), so the path is a deterministic function of the grid: the
+    scripted agents of every family plan with it.
+    """
+    best: dict[Cell, int] = {src: 0}
+    prev: dict[Cell, Cell] = {}
+    heap, order = [(0, 0, src)], 1
+    while heap:
+        cost, _, cur = heapq.heappop(heap)
+        if cur == dst:
+            path = [cur]
+            while path[-1] in prev:
+                path.append(prev[path[-1]])
+            return path[::-1]
+        if cost > best[cur]:
+            continue
+        for nxt in neighbours(grid, cur):
+            kind = grid[nxt[0]][nxt[1]]
+            if kind == HOLE:
+                continue
+            step = cost + (unknown_cost if kind == UNSEEN else 1)
+            if step < best.get(nxt, step + 1):
+                best[nxt], prev[nxt] = step, cur
+                heapq.heappush(heap, (step, order, nxt))
+                order += 1
+    return None
+
+
+def first_move(path: Sequence[Cell] | None) -> str | None:
+    """The move that takes the first step of ``path``; None for no path or one that stays put."""
+    if not path or len(path) < 2:
+        return None
+    (r0, c0), (r1, c1) = path[0], path[1]
+    return next(a for a, d in DELTAS.items() if d == (r1 - r0, c1 - c0))
 
 
 def has_path(grid: Sequence[str], src: Cell | None = None, dst: Cell | None = None) -> bool:

@@ -1,0 +1,87 @@
+"""The task-body builder (``harness/task_body.py``): the ``image_*`` parameters
+described once for every grid task, and the sequence's guards."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pytest
+from _readme import docstring_args
+
+import spatialstale_evals
+from spatialstale_evals.detect import detect
+from spatialstale_evals.harness.task_body import GridTaskBody, image_args
+
+IMAGE = ("image_labels", "image_palette", "image_cell_px", "image_marker")
+
+
+def _grid_tasks() -> dict[str, Any]:
+    return {
+        name: fn
+        for name, fn in spatialstale_evals.task_functions().items()
+        if set(IMAGE) <= set(inspect.signature(fn).parameters)
+    }
+
+
+def test_every_grid_task_describes_the_image_parameters_in_the_same_words() -> None:
+    tasks = _grid_tasks()
+    assert {"detect", "navigate", "probe"} <= set(tasks)
+    described = {name: {p: docstring_args(fn)[p] for p in IMAGE} for name, fn in tasks.items()}
+    first = next(iter(described.values()))
+    assert all(d == first for d in described.values()), described
+    assert "grayscale" in first["image_palette"] and "48" in first["image_cell_px"]
+
+
+def test_image_args_replaces_its_line_in_place_and_checks_its_function() -> None:
+    def mine(before: int = 0, image_labels: bool = True, image_palette: str = "paper",
+             image_cell_px: int = 48, image_marker: str = "triangle", after: int = 0) -> None:  # fmt: skip
+        """One line.
+
+        Args:
+            before: The first.
+            image_*: replaced.
+            after: The last.
+        """
+
+    args = docstring_args(image_args(mine))
+    assert list(args) == ["before", *IMAGE, "after"]
+    assert args["before"] == "The first." and args["after"] == "The last."
+    assert all(len(line) <= 120 for line in (mine.__doc__ or "").splitlines())
+
+    def no_line(image_labels: bool = True, image_palette: str = "paper", image_cell_px: int = 48,
+                image_marker: str = "triangle") -> None:  # fmt: skip
+        """Args:
+        x: y.
+        """
+
+    with pytest.raises(ValueError, match="image_"):
+        image_args(no_line)
+
+    def no_params(x: int = 0) -> None:
+        """Args:
+        image_*: replaced.
+        """
+
+    with pytest.raises(ValueError, match="takes no image_cell_px"):
+        image_args(no_params)
+
+
+def test_the_body_runs_its_steps_in_order() -> None:
+    body = GridTaskBody(detect, {"unknown": {}, "image_palette": "grayscale", "regime": "L1"})
+    assert body.factors == {"image_palette": "grayscale"}
+    with pytest.raises(RuntimeError, match="check_options"):
+        body.load(None, "L1", "image")
+    with pytest.raises(RuntimeError, match="load"):
+        body.build({}, object, lambda i, s: None, None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown task parameter"):
+        GridTaskBody(detect, {"unknown": {"image_palete": "grayscale"}})
+
+
+def test_a_grid_task_names_its_non_default_factors_and_opens_its_metadata_with_its_family() -> None:
+    task = detect(modality="image", image_palette="grayscale", distractors=1)
+    assert list(task.metadata or {})[:2] == ["task_family", "regime"] and task.metadata["task_family"] == "detect"
+    sample = next(iter(task.dataset))
+    assert "image_palette=grayscale" in str(sample.input) and "distractors=1" in str(sample.input)
+    assert "image_labels" not in str(sample.input) and "memory_style" not in str(sample.input)
+    assert sample.metadata and sample.metadata["image_labels"] is True and sample.metadata["size"] == "8x8"
