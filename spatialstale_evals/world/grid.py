@@ -108,6 +108,12 @@ def shortest_path(grid: Sequence[str], src: Cell, dst: Cell) -> list[Cell] | Non
     return None
 
 
+def path_steps(grid: Sequence[str]) -> int | None:
+    """Moves on the shortest safe path from start to goal (None: there is none)."""
+    path = shortest_path(grid, start_of(grid), goal_of(grid))
+    return None if path is None else len(path) - 1
+
+
 def has_path(grid: Sequence[str], src: Cell | None = None, dst: Cell | None = None) -> bool:
     src = start_of(grid) if src is None else src
     dst = goal_of(grid) if dst is None else dst
