@@ -89,7 +89,7 @@ def test_detect_input_target_and_explanation_name_the_entries(tmp_path: Path) ->
     """One call audits all 64 entries; the reply flags the first two stale
     entries and the first two valid SAFE ones (not S): the explanation names
     the other stale entries as missed, with their cell and change, and the
-    two valid ones as flagged wrongly."""
+    two valid ones, with their cells, as flagged wrongly."""
     jsonl = rows(DATA / "L2.jsonl")
     row = jsonl["L2-000"]
     truth = stale_ids(row, row["grid"])
@@ -118,9 +118,9 @@ def test_detect_input_target_and_explanation_name_the_entries(tmp_path: Path) ->
     assert line.startswith(f"- step 0: found 2 of {len(truth)} stale ({', '.join(list(truth)[:2])})")
     for eid, change in list(truth.items())[2:]:
         assert f"missed {eid} at ({cells[eid][0]},{cells[eid][1]}), {change}" in line
-    for eid in valid[:2]:
-        assert f"flagged {eid} at ({cells[eid][0]},{cells[eid][1]}) wrongly" in line
-    assert line.count("missed") == len(truth) - 2 and line.count("wrongly") == 2
+    wrong = ", ".join(f"{eid} at ({cells[eid][0]},{cells[eid][1]})" for eid in valid[:2])
+    assert line.endswith(f"; flagged 2 wrongly: {wrong}")
+    assert line.count("missed") == len(truth) - 2
 
 
 def test_detect_l3_target_is_each_windows_change() -> None:
@@ -180,8 +180,9 @@ def test_navigate_explanation_says_what_the_view_showed_of_the_death_cell(tmp_pa
 
 
 def test_probe_target_and_one_line_per_probe(tmp_path: Path) -> None:
-    """Every reply says SAFE and that the claim holds: an explicit probe
-    passes where the cell is ice now, a premise probe where the entry is not stale."""
+    """The target lists the entries stale on the final lake. Every reply says
+    SAFE and that the claim holds: an explicit probe passes where the cell is
+    ice now, a premise probe where the entry is not stale; one line each."""
     jsonl = rows(DATA / "L2.jsonl")
     reply = output('{"state": "SAFE", "premise_holds": true, "step_on": true, "reason": "memory says so"}')
     model = get_model("mockllm/model", custom_outputs=iter(lambda: reply, None), memoize=False)
@@ -189,27 +190,30 @@ def test_probe_target_and_one_line_per_probe(tmp_path: Path) -> None:
     row = jsonl[sample.id]
     final = row["grid"]  # L2: nothing changes during the episode
     stale = stale_ids(row, final)
-    claims = {m["id"]: (m["row"], m["col"], m["claim"]) for m in row["memory"]}
+    cells = {m["id"]: (m["row"], m["col"]) for m in row["memory"]}
+    claims = {m["id"]: m["claim"] for m in row["memory"]}
     assert all(line in sample.input for line in map_rows(final))
-
-    asked = re.findall(
-        r"(mem_\d+) \((\d+),(\d+)\): (SAFE|DANGER) now, claim (SAFE|DANGER) (stale|holds)", sample.target
-    )
-    assert asked and len(asked) == len(sample.target.split("; "))
-    for eid, r, c, now, claim, verdict in asked:
-        assert final[int(r)][int(c)] == ("F" if now == "SAFE" else "H")
-        assert claims[eid] == (int(r), int(c), claim)
-        assert verdict == ("stale" if eid in stale else "holds")
+    listed = re.findall(r"(mem_\d+) \((\d+),(\d+)\) (SAFE -> hole|DANGER -> ice)", sample.target)
+    assert {eid: ((int(r), int(c)), change) for eid, r, c, change in listed} == {
+        eid: (cells[eid], change) for eid, change in stale.items()
+    }
+    assert sample.target.endswith("; every other entry's claim holds")
 
     lines = sample.scores["probe_scorer"].explanation.split("\n\n")[1].split("\n")
-    assert len(lines) == 2 * len(asked)
-    for eid, r, c, now, claim, _ in asked:
-        change = {("SAFE", "DANGER"): "SAFE -> hole", ("DANGER", "SAFE"): "DANGER -> ice"}.get((claim, now))
-        kind = change or ("SAFE, still ice" if claim == "SAFE" else "DANGER, still a hole")
-        explicit = "pass" if now == "SAFE" else "fail"
-        premise = "pass" if eid not in stale else "fail"
-        assert f"- {explicit}: explicit {eid} ({r},{c}), {kind}: said SAFE" in lines
-        assert f"- {premise}: premise {eid} ({r},{c}), {kind}: said the claim holds" in lines
+    probed = sample.scores["probe_scorer"].metadata["probes"]
+    assert len(lines) == len(probed) > 0
+    line = re.compile(r"^- (pass|fail): (explicit|premise) (mem_\d+) \((\d+),(\d+)\), ([^:]+): (.+)$")
+    for text, record in zip(lines, probed):
+        verdict, dimension, eid, r, c, kind, said = line.match(text).groups()
+        assert (eid, dimension) == (record["memory_id"], record["dimension"])
+        assert (int(r), int(c)) == cells[eid]
+        ice_now = final[int(r)][int(c)] == "F"
+        still = "SAFE, still ice" if claims[eid] == "SAFE" else "DANGER, still a hole"
+        assert kind == stale.get(eid, still)
+        if dimension == "explicit":
+            assert (verdict, said) == ("pass" if ice_now else "fail", "said SAFE")
+        else:
+            assert (verdict, said) == ("pass" if eid not in stale else "fail", "said the claim holds")
 
 
 # -- stale -------------------------------------------------------------------------------

@@ -71,11 +71,8 @@ def window_line(instance: Instance, step: int, flagged: Sequence[str], labels: M
     stale = {eid: kind for eid, kind in labels.items() if kind}
     found = [eid for eid in stale if eid in flagged]
     missed = [f"missed {eid} at {cells[eid]}, {CHANGE[kind]}" for eid, kind in stale.items() if eid not in flagged]
-    wrong = [
-        f"flagged {eid} at {cells[eid]} wrongly" if eid in cells else f"flagged {eid} (a note) wrongly"
-        for eid in flagged
-        if eid not in stale
-    ]
+    wrongly = [f"{eid} at {cells[eid]}" if eid in cells else f"{eid} (a note)" for eid in flagged if eid not in stale]
+    wrong = [f"flagged {len(wrongly)} wrongly: {', '.join(wrongly)}"] if wrongly else []
     head = f"step {step}: found {len(found)} of {len(stale)} stale" + (f" ({', '.join(found)})" if found else "")
     return "; ".join([head, *missed, *wrong]) + ("" if missed or wrong else "; nothing wrong")
 

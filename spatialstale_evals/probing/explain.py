@@ -1,7 +1,7 @@
 """What ``inspect view`` shows of a probe sample: its input (the probes
 asked, the final lake beside the lake as memory describes it), its target
-(the right answer about every target entry) and the explanation's line per
-probe with its verdict."""
+(the stale entries, from which every right answer follows) and the
+explanation's line per probe with its verdict."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 from spatialstale_evals.harness.lake_map import lake_and_memory
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import DANGER, SAFE
-from spatialstale_evals.world.targets import STALE_KINDS, choose_targets
+from spatialstale_evals.world.targets import STALE_KINDS, kind_of
 
 #: Each target kind: the entry's claim, and what the cell is now.
 KIND_TEXT = {
@@ -27,23 +27,27 @@ def _cell(cell: Sequence[int]) -> str:
 
 
 def sample_text(instance: Instance, params: Mapping[str, Any]) -> tuple[str, str]:
-    """The sample's input and target (``TaskFamily.sample_text``)."""
-    targets = choose_targets(instance, params["targets_per_kind"])
+    """The sample's input and target (``TaskFamily.sample_text``). The target
+    is the truth every right answer follows from: the entries stale on the
+    final lake, with their change (an explicit probe's answer is the cell's
+    state now, a premise holds unless its entry is listed, an implicit probe
+    steps onto its cell exactly when the cell is ice now). The targets
+    themselves are chosen by the solver (``choose_targets``: too slow on a
+    large grid to run for every instance before the first sample starts)."""
+    grid = instance.final_grid()
     dimensions = list(params["dimensions"])
     how = "each probe a fresh conversation" if params.get("conversation") != "shared" else "one conversation per entry"
     shown = (
         f"probe {instance.id} ({instance.regime}, {params.get('modality', 'text')}): "
-        f"{', '.join(dimensions)} about each of {len(targets)} memory entries "
-        f"({', '.join(t.entry.id for t in targets) or 'none'}), on the lake after every change, "
+        f"{', '.join(dimensions)} about up to {params['targets_per_kind']} memory entries of each kind "
+        f"(stale SAFE, stale DANGER and as many valid ones), on the lake after every change, "
         f"the agent at S (implicit: next to the entry); {how}.\n\n"
-        + lake_and_memory(instance.final_grid(), instance.memory, lake_title="lake at the end")
+        + lake_and_memory(grid, instance.memory, lake_title="lake at the end")
     )
-    answers = [
-        f"{t.entry.id} {_cell(t.cell)}: {SAFE if t.safe_now else DANGER} now, "
-        f"claim {t.entry.claim} {'stale' if t.kind in STALE_KINDS else 'holds'}"
-        for t in targets
-    ]
-    return shown, "; ".join(answers) or "no targets"
+    kinds = {e.id: (e, kind_of(e, grid)) for e in instance.memory}
+    stale = [f"{eid} {_cell(e.cell)} {KIND_TEXT[kind]}" for eid, (e, kind) in kinds.items() if kind in STALE_KINDS]
+    target = f"stale now: {', '.join(stale)}; every other entry's claim holds" if stale else "every claim holds"
+    return shown, target
 
 
 def _said(record: Mapping[str, Any]) -> str:
