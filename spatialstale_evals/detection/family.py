@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from spatialstale_evals.detection.cost import estimate_detect
+from spatialstale_evals.detection.explain import sample_text
 from spatialstale_evals.harness.family import HEAVY_FIELDS, MatrixSpecLike, TaskFamily, register_family
 
 
@@ -37,5 +38,6 @@ FAMILY = register_family(
         instance=True,
         matrix=matrix_arguments,
         estimate=estimate_detect,
+        sample_text=sample_text,
     )
 )

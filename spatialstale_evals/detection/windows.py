@@ -11,13 +11,14 @@ from inspect_ai.model import ChatMessage, Model, get_model
 from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from spatialstale_evals.detection.explain import explanation_lines
 from spatialstale_evals.detection.state import DetectionState
 from spatialstale_evals.harness.audit import FORMATS, audit_entries, audit_span, audit_summary
 from spatialstale_evals.harness.counts import PARSE_KEYS, confusion, detection_value, edit_counts
 from spatialstale_evals.harness.memory_text import MemoryStyle, written
 from spatialstale_evals.harness.metrics import DETECTION_METRICS
 from spatialstale_evals.harness.observe import Observed
-from spatialstale_evals.harness.samples import InstanceSet, record_instance
+from spatialstale_evals.harness.samples import InstanceSet, record_instance, stored_instance
 from spatialstale_evals.world.instance import Instance, Window
 from spatialstale_evals.world.render import RenderStyle
 
@@ -114,7 +115,9 @@ def audit_windows(instances: InstanceSet, settings: DetectionSettings) -> Solver
 
 @scorer(metrics=DETECTION_METRICS)
 def detection_scorer():
-    """Entry-level TP/FP/FN/TN pooled over the sample's windows."""
+    """Entry-level TP/FP/FN/TN pooled over the sample's windows; the
+    explanation names, per window, the stale entries missed and the entries
+    flagged wrongly (``explain.window_line``)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         records = state.store_as(DetectionState).windows
@@ -125,11 +128,13 @@ def detection_scorer():
             if "corrections" in totals
             else ""
         )
+        named = explanation_lines(stored_instance(state), records)
         return Score(
             value=totals,
             explanation=(
                 f"F1 {totals['f1']:.3f} (tp {totals['tp']}, fp {totals['fp']}, fn {totals['fn']}) over "
                 f"{len(records)} window(s); {totals['parse_failures']} entries without a usable verdict{edits}"
+                + (f"\n\n{named}" if named else "")
             ),
             metadata={"windows": records},
         )

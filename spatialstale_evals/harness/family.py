@@ -53,6 +53,10 @@ class MatrixSpecLike(Protocol):
 MatrixArguments = Callable[[MatrixSpecLike], Iterable[tuple[dict[str, Any], int]]]
 #: (instances, full task arguments, stand-in) -> (low, high) cost; exact estimates give low == high.
 Estimate = Callable[..., tuple[Cost, Cost]]
+#: (instance, the sample's parameters) -> the sample's (input, target) as
+#: ``inspect view`` shows them: a summary of what the model is asked, with the
+#: lake as the agent first sees it, and the truth in a line. Never sent to a model.
+SampleText = Callable[[Any, Mapping[str, Any]], tuple[str, str]]
 #: A family's scripted agent: (messages, tools, seed) -> a text reply or a ``ModelOutput``.
 ScriptedAgent = Callable[[list[Any], list[Any], int], Any]
 
@@ -94,6 +98,9 @@ class TaskFamily:
             provider as ``spatialstale/<name>`` (one namespace with its built-in
             policies): each answers (messages, tools, seed) with a text reply or a
             ``ModelOutput`` (the provider adds the token usage).
+        sample_text: The input and target of the family's samples built on
+            instances (``harness.samples.instance_samples``); None: the task and
+            the instance id, without a target.
     """
 
     name: str
@@ -114,6 +121,7 @@ class TaskFamily:
     report_sections: tuple[tuple[str, tuple[str, ...]], ...] = ()
     tables: Callable[[Any], Mapping[str, tuple[str, Any]]] | None = None
     scripted_agents: Mapping[str, ScriptedAgent] = field(default_factory=dict)
+    sample_text: SampleText | None = None
 
     @property
     def in_report_layout(self) -> bool:

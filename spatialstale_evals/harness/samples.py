@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import TaskState
 from inspect_ai.util import StoreModel
 
+from spatialstale_evals.harness.family import families
 from spatialstale_evals.harness.loggable import record_replacements
 from spatialstale_evals.harness.prompts import PROMPT_VERSION, SAMPLE_INPUT
 from spatialstale_evals.world import dataset as world_dataset
@@ -81,13 +83,25 @@ def window_truth(instance: Instance) -> list[dict[str, Any]]:
 def instance_samples(
     instances: Sequence[Instance], task: str, params: Mapping[str, Any], listed: Mapping[str, Any] | None = None
 ) -> MemoryDataset:
-    """One sample per instance, its metadata holding every parameter and its
-    input naming ``listed`` (default: every parameter)."""
+    """One sample per instance, its metadata holding every parameter. Its
+    input and target are the task family's ``sample_text`` of the instance
+    (what ``inspect view`` shows; the solvers build the model's messages
+    themselves); a family without one gets the task, the instance id and the
+    ``listed`` parameters (default: every parameter) as input."""
+    family = families().get(task)
+    text = family.sample_text if family is not None else None
     named = ", ".join(f"{k}={v}" for k, v in (params if listed is None else listed).items())
+
+    def input_and_target(inst: Instance) -> tuple[str, str]:
+        if text is not None:
+            return text(inst, params)
+        return SAMPLE_INPUT.format(task=task, instance_id=inst.id, params=named), ""
+
     samples = [
         Sample(
             id=inst.id,
-            input=SAMPLE_INPUT.format(task=task, instance_id=inst.id, params=named),
+            input=shown[0],
+            target=shown[1],
             metadata={
                 "instance_id": inst.id,
                 "regime": inst.regime,
@@ -99,6 +113,7 @@ def instance_samples(
             },
         )
         for inst in instances
+        for shown in [input_and_target(inst)]
     ]
     return MemoryDataset(samples, name=f"spatialstale-{task}")
 
@@ -141,3 +156,9 @@ def record_instance(state: TaskState, instance: Instance) -> None:
     string is one node (README, Performance)."""
     state.store_as(SampleState).instance_json = world_dataset.instance_line(instance)
     record_replacements(state.metadata)
+
+
+def stored_instance(state: TaskState) -> Instance | None:
+    """The instance ``record_instance`` logged in the sample's store (None: not yet logged)."""
+    line = state.store_as(SampleState).instance_json
+    return Instance.from_json(json.loads(line)) if line else None

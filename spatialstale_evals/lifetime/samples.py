@@ -10,8 +10,8 @@ from typing import Any
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import TaskState
 
-from spatialstale_evals.harness.prompts import SAMPLE_INPUT
 from spatialstale_evals.harness.samples import EPISODE_KEY, load_instances
+from spatialstale_evals.lifetime.explain import sample_text
 from spatialstale_evals.lifetime.prompts import PROMPT_VERSION
 from spatialstale_evals.world import dataset as world_dataset
 from spatialstale_evals.world import lifetimes
@@ -42,12 +42,14 @@ class LifetimeSet:
         return cls(f"{folder}/{lifetimes.LIFETIME_DIR}/{regime}", lives, instances)
 
     def samples(self, params: Mapping[str, Any], listed: Mapping[str, Any]) -> MemoryDataset:
-        """One sample per lifetime; its input names the ``listed`` parameters."""
-        named = ", ".join(f"{k}={v}" for k, v in listed.items())
+        """One sample per lifetime; its input and target what ``inspect view``
+        shows (``explain.sample_text``: the solver builds the model's messages
+        itself). ``listed`` is not read: the input says what the parameters mean."""
         samples = [
             Sample(
                 id=life.id,
-                input=SAMPLE_INPUT.format(task="lifelong", instance_id=life.id, params=named),
+                input=shown[0],
+                target=shown[1],
                 metadata={
                     "instance_id": life.id,
                     "regime": life.regime,
@@ -60,6 +62,7 @@ class LifetimeSet:
                 },
             )
             for life in self.lives.values()
+            for shown in [sample_text(life, self.instances[life.id], params)]
         ]
         return MemoryDataset(samples, name="spatialstale-lifelong")
 

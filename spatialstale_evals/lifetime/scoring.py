@@ -234,13 +234,14 @@ def lifelong_scorer(episodes: int):
 
 
 def explanation(records: Iterable[Mapping[str, Any]]) -> str:
-    """One line per episode: outcome, and the notes it began with."""
+    """One line per episode, as a list (``inspect view`` renders it as
+    markdown): outcome, and the notes it began with."""
     lines = []
     for r in records:
         n = r["notes"]
         death = f" in {tuple(r['death_cell'])} ({r['death_cause']})" if r["death_cell"] else ""
         lines.append(
-            f"episode {r['episode']}: {r['outcome']} after {r['steps']} steps{death}; notes at its start: "
+            f"- episode {r['episode']}: {r['outcome']} after {r['steps']} steps{death}; notes at its start: "
             f"{n['claims']} claims, {n['claims_true']} true, {n['hazard_claims']} hazards; "
             f"repaired {r['repair']['repaired']} of {r['repair']['repairable']}"
         )

@@ -9,6 +9,7 @@ from functools import cached_property
 from typing import Any
 
 from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.lake_map import MAP_CELLS, draw
 from spatialstale_evals.harness.memory_view import Decision, Note
 from spatialstale_evals.world.env import ACTION_IDS, DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import FROZEN, HOLE, Cell, Grid
@@ -219,8 +220,10 @@ def score_value(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def score_explanation(record: dict[str, Any]) -> str:
-    """The outcome line, then the trajectory map as a code block (when the
-    record has one: records in older logs may not)."""
+    """The outcome line; a line on what went wrong (how the agent's view
+    showed the entry of the cell it died on, its fallback moves), when
+    anything did; then the trajectory map as a code block (when the record
+    has one: records in older logs may not)."""
     text = f"{record['outcome']} after {record['steps']} steps"
     if record["death_cell"]:
         text += (
@@ -228,6 +231,15 @@ def score_explanation(record: dict[str, Any]) -> str:
             f"{'stale' if record['death_on_stale'] else 'not stale'}"
             f"{', shown to the agent' if record['death_on_stale_shown'] else ''})"
         )
+    wrong = []
+    if record["death_cell"]:
+        note = record.get("death_note")
+        shown = f"showed it as {note['claim']} ({note['status'].replace('_', ' ')})" if note else "did not show it"
+        wrong.append(f"the agent's memory view {shown}")
+    if record["fallbacks"]:
+        wrong.append(f"{len(record['fallbacks'])} step(s) without a valid move call (a greedy step instead)")
+    if wrong:
+        text += "\n\n" + "; ".join(wrong)
     if record.get("map"):
         text += f"\n\n```\n{record['map']}\n```\n\n{MAP_LEGEND}"
     return text
@@ -235,10 +247,9 @@ def score_explanation(record: dict[str, Any]) -> str:
 
 #: The arrow drawn on a cell the agent left by each move.
 ARROWS = {"UP": "^", "DOWN": "v", "LEFT": "<", "RIGHT": ">"}
-#: How the map draws a cell the agent did not leave, by its type at the end;
-#: lower case where it is no longer what memory says (it changed since the
-#: snapshot: ``h`` thawed into a hole, ``f`` froze into ice).
-MAP_CELLS = {FROZEN: ".", HOLE: "H", "S": "S", "G": "G"}
+#: How the map draws a cell the agent did not leave where it is no longer what
+#: memory says (it changed since the snapshot: ``h`` thawed into a hole, ``f``
+#: froze into ice); any other as ``lake_map.MAP_CELLS`` does.
 MAP_CHANGED = {HOLE: "h", FROZEN: "f"}
 MAP_LEGEND = (
     "The lake at the end: S start, G goal, . ice, H hole, h a hole memory says is ice, f ice memory says is a hole; "
@@ -260,10 +271,7 @@ def trajectory_map(
         cells[r][c] = ARROWS[action]
     end_r, end_c = trajectory[-1]
     cells[end_r][end_c] = "X" if died else "@"
-    pad = len(str(len(grid) - 1))
-    header = " " * (pad + 1) + "".join(str(c % 10) for c in range(len(grid[0])))
-    rows = [f"{r:>{pad}} " + "".join(row) for r, row in enumerate(cells)]
-    return "\n".join([header, *rows])
+    return "\n".join(draw(cells))
 
 
 def step_line(step: int, start: Cell, direction: str, episode: Episode, fallback: str | None) -> str:

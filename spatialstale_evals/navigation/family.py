@@ -11,6 +11,7 @@ from typing import Any
 from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
 from spatialstale_evals.harness.memory_text import FACTORS, SECTION_FACTORS
 from spatialstale_evals.navigation.cost import estimate_navigate
+from spatialstale_evals.navigation.explain import sample_text
 
 
 def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
@@ -51,5 +52,6 @@ FAMILY = register_family(
         arm_args=("filter_mode",),
         factors=tuple(FACTORS),
         section_factors=tuple(SECTION_FACTORS),
+        sample_text=sample_text,
     )
 )

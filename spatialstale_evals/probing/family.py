@@ -9,6 +9,7 @@ from typing import Any
 
 from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
 from spatialstale_evals.probing.cost import estimate_probe
+from spatialstale_evals.probing.explain import sample_text
 
 
 def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
@@ -25,5 +26,6 @@ FAMILY = register_family(
         matrix=matrix_arguments,
         estimate=estimate_probe,
         in_default_matrix=False,
+        sample_text=sample_text,
     )
 )

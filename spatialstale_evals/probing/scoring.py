@@ -26,6 +26,7 @@ from inspect_ai.solver import TaskState
 
 from spatialstale_evals.harness.counts import ratio, sum_keys
 from spatialstale_evals.harness.metrics import named_metric, pooled
+from spatialstale_evals.probing.explain import explanation_lines
 from spatialstale_evals.probing.probes import (
     ANSWER_FLAGS,
     COUNT_KEYS,
@@ -138,16 +139,19 @@ PROBE_METRICS = [_metric(name, ratio_of) for name, ratio_of in PROBE_RATIOS.item
 
 @scorer(metrics=PROBE_METRICS)
 def probe_scorer():
-    """The sample's probe outcomes counted per dimension x target kind; every probe in the metadata."""
+    """The sample's probe outcomes counted per dimension x target kind; every
+    probe in the metadata, and in the explanation one line each with its verdict."""
 
     async def score(state: TaskState, target: Target) -> Score:
         records = state.store_as(ProbeState).records
         counts = probe_counts(records)
         passed = sum(r["outcome"] == "pass" for r in records)
         asked = sum(r["outcome"] != "skipped" for r in records)
+        lines = explanation_lines(records)
         return Score(
             value=counts,
-            explanation=f"{passed} of {asked} probes passed ({len(records) - asked} skipped)",
+            explanation=f"{passed} of {asked} probes passed ({len(records) - asked} skipped)"
+            + (f"\n\n{lines}" if lines else ""),
             metadata={"probes": records},
         )
 

@@ -159,6 +159,31 @@ def score_value(
     return value
 
 
+#: The longest judge reason an explanation line quotes (characters; the whole is in the metadata).
+REASON_CHARS = 200
+
+
+def dimension_lines(
+    judgement: StaleJudgement, value: Mapping[str, Any], conflict_type: str, asked: Sequence[str], answers: Mapping
+) -> str:
+    """One line per asked dimension, as a list: its verdict and the judge's
+    reason on one line (cut at ``REASON_CHARS``), or why it has none."""
+    lines = []
+    for d in asked:
+        cell = value.get(cell_key(d, conflict_type))
+        if d not in answers:
+            lines.append(f"- {d}: no answer")
+        elif is_empty(answers[d]):
+            lines.append(f"- {d}: fail: the answer was empty (not judged)")
+        elif cell is None or math.isnan(cell):
+            lines.append(f"- {d}: no verdict")
+        else:
+            reason = " ".join(judgement.reasons.get(d, "").split())
+            cut = reason[:REASON_CHARS] + ("..." if len(reason) > REASON_CHARS else "")
+            lines.append(f"- {d}: {'pass' if cell == 1.0 else 'fail'}: {cut or 'no reason given'}")
+    return "\n".join(lines)
+
+
 # -- ratios, for the task metrics and the report alike --------------------------
 
 
@@ -275,6 +300,8 @@ def stale_judge(structured_output: bool = False):
             + (f"cut at a length limit: {value['truncated_answers']}; " if value["truncated_answers"] else "")
             + f"passed: {', '.join(passed) or 'none'} of {', '.join(asked)} ({meta['type']})"
         )
+        lines = dimension_lines(judgement, value, meta["type"], asked, answers)
+        explanation += f"\n\n{lines}" if lines else ""
         return Score(
             value=value,
             answer=" | ".join(a["answer"][:200] for a in answers.values()),

@@ -154,6 +154,12 @@ def first_move(path: Sequence[Cell] | None) -> str | None:
     return next(a for a, d in DELTAS.items() if d == (r1 - r0, c1 - c0))
 
 
+def path_steps(grid: Sequence[str]) -> int | None:
+    """Moves on the shortest safe path from start to goal (None: there is none)."""
+    path = shortest_path(grid, start_of(grid), goal_of(grid))
+    return None if path is None else len(path) - 1
+
+
 def has_path(grid: Sequence[str], src: Cell | None = None, dst: Cell | None = None) -> bool:
     src = start_of(grid) if src is None else src
     dst = goal_of(grid) if dst is None else dst
