@@ -86,15 +86,18 @@ def instance_samples(
     """One sample per instance, its metadata holding every parameter. Its
     input and target are the task family's ``sample_text`` of the instance
     (what ``inspect view`` shows; the solvers build the model's messages
-    themselves); a family without one gets the task, the instance id and the
-    ``listed`` parameters (default: every parameter) as input."""
+    themselves), the input closed by the ``listed`` parameters (default: every
+    parameter; the tasks list theirs and the factors set away from their
+    defaults); a family without one gets the task, the instance id and those
+    parameters as input."""
     family = families().get(task)
     text = family.sample_text if family is not None else None
     named = ", ".join(f"{k}={v}" for k, v in (params if listed is None else listed).items())
 
     def input_and_target(inst: Instance) -> tuple[str, str]:
         if text is not None:
-            return text(inst, params)
+            shown, target = text(inst, params)
+            return f"{shown}\n\nOptions: {named}", target
         return SAMPLE_INPUT.format(task=task, instance_id=inst.id, params=named), ""
 
     samples = [
