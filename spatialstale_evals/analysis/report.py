@@ -123,6 +123,7 @@ def compute_tables(
         "benefit": trust.benefit_table(navigation, tests),
         "safety": trust.safety_table(navigation, tests),
         "tax": gap.tax_table(nav, alpha, model_info),
+        "acted_on": gap.acted_on_table(families(), logset.records),
         "probe": probes.probe_table(logset.probe),
         "stale": stale.stale_table(logset.stale),
         "stale_probe": stale.stale_probe_table(logset.stale, logset.probe),
@@ -173,7 +174,7 @@ def render_markdown(
         ("Detection", ("detection", "modality", "direction")),
         ("Navigation", ("navigation", "gain", "steps")),
         ("Memory that matters", ("benefit", "safety")),
-        ("Trust gap", ("tax",)),
+        ("Trust gap", ("tax", "acted_on")),
         ("Probes", ("probe",)),
         ("STALE", ("stale", "stale_probe")),
         ("Statistics", ("wilcoxon", "correlation", "path_recall")),
@@ -200,6 +201,16 @@ def render_markdown(
     return "\n".join(lines), rendered
 
 
+def family_plots(report_tables: dict[str, pd.DataFrame], out_dir: Path) -> list[Path]:
+    """The plots of every family that declares its own (``TaskFamily.plots``), from its report tables."""
+    written: list[Path] = []
+    for name, family in families().items():
+        own = {key.split(":", 1)[1]: t for key, t in report_tables.items() if key.startswith(f"{name}:")}
+        if family.plots is not None and any(not t.empty for t in own.values()):
+            written += [Path(p) for p in family.plots(own, out_dir)]
+    return written
+
+
 def build_report(
     log_dir: str | Path, out_dir: str | Path, alpha: float = paper.ALPHA, model_info: str | Path | None = None
 ) -> Report:
@@ -222,6 +233,7 @@ def build_report(
         )
         if p is not None
     ]
+    plot_files += family_plots(report_tables, out_dir)
     text_md, rendered = render_markdown(report_tables, logset, log_dir, alpha, plot_files)
     markdown = out_dir / REPORT_FILE
     markdown.write_text(text_md, encoding="utf-8")
