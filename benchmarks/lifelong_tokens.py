@@ -38,6 +38,7 @@ from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log, resolve_sampl
 sys.path.insert(0, str(Path(__file__).parent))
 from studies.prefix_cache import shared  # noqa: E402
 
+from spatialstale_evals.analysis.families import plain_markdown  # noqa: E402
 from spatialstale_evals.lifelong import lifelong  # noqa: E402
 from spatialstale_evals.lifetime.cost import estimate_lifetime_cost  # noqa: E402
 from spatialstale_evals.lifetime.tables import acted_on_counts, hazard_rows, lifetime_tables  # noqa: E402
@@ -185,9 +186,7 @@ def main() -> int:
         for (agent, regime), log in logs.items():
             print(cost_line(f"`{agent}`, {regime}", cost_rows(log, {"regime": regime})))
         print()
-        with pd.option_context("display.width", 250, "display.max_columns", 20):
-            table = score_table(logs)
-            print(table.to_markdown(index=False, floatfmt=".3f"))
+        print(plain_markdown(score_table(logs)))
     if "settings" in parts:
         print(f"\n`diligent` on L1, {n} lifetimes\n")
         print(COST_HEADER.format(what="setting"))
