@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -39,8 +40,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from studies.prefix_cache import shared  # noqa: E402
 
 from spatialstale_evals.analysis.families import plain_markdown  # noqa: E402
+from spatialstale_evals.harness.tokens import count_text_tokens  # noqa: E402
 from spatialstale_evals.lifelong import lifelong  # noqa: E402
 from spatialstale_evals.lifetime.cost import estimate_lifetime_cost  # noqa: E402
+from spatialstale_evals.lifetime.prompts import EPISODE_START  # noqa: E402
 from spatialstale_evals.lifetime.tables import acted_on_counts, hazard_rows, lifetime_tables  # noqa: E402
 from spatialstale_evals.world import lifetimes  # noqa: E402
 
@@ -120,18 +123,52 @@ COST_HEADER = (
 )
 
 
-def prefix_shares(log: EvalLog) -> list[float]:
-    """Per request after an episode's first: the share of its input that repeats the previous request."""
-    values = []
+def _tool_tokens(event: Any) -> int:
+    return sum(count_text_tokens(t.model_dump_json(exclude_none=True)) for t in event.tools or [])
+
+
+#: The first words of an episode's first prompt (``prompts.EPISODE_START``).
+EPISODE_HEADER = re.compile(
+    "^" + re.escape(EPISODE_START).replace(r"\{episode\}", r"\d+").replace(r"\{episodes\}", r"\d+")
+)
+
+
+#: Request positions within an episode shown apart (this one and every later one together).
+LAST_POSITION = 6
+
+
+def _opens_episode(messages: list[Any]) -> bool:
+    """Whether a request is an episode's first: it ends with the episode's first prompt."""
+    last = messages[-1]
+    return last.role == "user" and bool(EPISODE_HEADER.match(last.text))
+
+
+def prefix_shares(log: EvalLog) -> dict[str, list[float]]:
+    """Per request after an episode's first (a step's or the write-back's):
+    ``repeat``, the share of the previous request's input that this one
+    repeats at its start (1.0: append-only), and ``reuse``, the share of this
+    request's input a prompt cache could serve from the previous one (tool
+    definitions included when they are the same, as a provider caches them
+    first)."""
+    out: dict[str, list[float]] = defaultdict(list)
     for sample in log.samples or []:
         sample = resolve_sample_attachments(sample, "full")
         calls = [e for e in sample.events if e.event == "model"]
+        position = 0
         for before, now in zip(calls, calls[1:]):
-            if now.input[:2] != before.input[:2]:  # a new episode: another system message or first prompt
+            if _opens_episode(now.input):  # its first request: the previous one was another conversation's
+                position = 0
                 continue
+            position += 1
             same, total = shared(before.input, now.input)
-            values.append(same / total if total else math.nan)
-    return values
+            previous = shared(before.input, before.input)[1]
+            tools = _tool_tokens(now) if [t.name for t in now.tools] == [t.name for t in before.tools] else 0
+            kind = "step" if any(t.name == "move" for t in now.tools) else "write-back"
+            out[f"{kind}: repeat"].append(same / previous if previous else math.nan)
+            out[f"{kind}: reuse"].append((same + tools) / (total + _tool_tokens(now)))
+            if kind == "step":
+                out[f"position {min(position, LAST_POSITION)}"].append(out[f"{kind}: reuse"][-1])
+    return out
 
 
 def _series(row: pd.Series) -> str:
@@ -195,16 +232,30 @@ def main() -> int:
             print(cost_line(label, cost_rows(run(log_dir, "diligent", task_args, n), task_args)))
     if "prefix" in parts:
         print("\nPrefix share within an episode (requests after an episode's first)\n")
-        print("| runs | requests | prefix share: mean | median | min | share >= 0.9 |\n|---|---|---|---|---|---|")
-        groups: dict[str, list[float]] = defaultdict(list)
+        print("| runs | request | share | requests | mean | median | min | requests >= 0.9 |")
+        print("|---|---|---|---|---|---|---|---|")
+        groups: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         for (agent, _), log in logs.items():
-            groups[f"`{agent}`, L0-L3, whole-episode history"] += prefix_shares(log)
-        groups["`diligent`, L1, history=4"] = prefix_shares(run(log_dir, "diligent", {"regime": "L1", "history": 4}, n))
-        for label, values in groups.items():
-            print(
-                f"| {label} | {len(values)} | {statistics.mean(values):.1%} | {statistics.median(values):.1%} "
-                f"| {min(values):.1%} | {sum(v >= 0.9 for v in values) / len(values):.1%} |"
-            )
+            for key, values in prefix_shares(log).items():
+                groups[f"`{agent}`, L0-L3, whole-episode history"][key] += values
+        history = run(log_dir, "diligent", {"regime": "L1", "history": 4}, n)
+        groups["`diligent`, L1, history=4"] = prefix_shares(history)
+        for label, shares in groups.items():
+            for key, values in sorted(shares.items()):
+                if key.startswith("position"):
+                    continue
+                kind, share = key.split(": ")
+                print(
+                    f"| {label} | {kind} | {share} | {len(values)} | {statistics.mean(values):.1%} "
+                    f"| {statistics.median(values):.1%} | {min(values):.1%} "
+                    f"| {sum(v >= 0.9 for v in values) / len(values):.1%} |"
+                )
+        print("\nReuse share of a step's request by its position in the episode (1: the move after the first view)\n")
+        print("| runs | " + " | ".join(f"{k}" for k in range(1, LAST_POSITION)) + f" | {LAST_POSITION}+ |")
+        print("|---|" + "---|" * LAST_POSITION)
+        for label, shares in groups.items():
+            cells = [shares.get(f"position {k}", []) for k in range(1, LAST_POSITION + 1)]
+            print(f"| {label} | " + " | ".join(f"{statistics.mean(v):.1%}" if v else "-" for v in cells) + " |")
     return 0
 
 
