@@ -5,6 +5,7 @@ against what a scripted run counts: the reference agent's calls exactly
 
 from __future__ import annotations
 
+import pytest
 from inspect_ai import eval as inspect_eval
 
 import spatialstale_evals._registry  # noqa: F401 - registers spatialstale/<agent>
@@ -22,18 +23,17 @@ def test_the_cost_estimate_counts_calls_from_the_lakes():
     assert est["low"]["calls"] >= moves + 3 * 3
     assert est["high"]["calls"] == 3 * (50 * (1 + 5) + 1 + 5)
     assert est["low"]["input_tokens"] < est["high"]["input_tokens"]
+    # history=0 forgets the notes' view every step: a view call before each move, and more steps
     kept = estimate_lifetime_cost(life, {"episodes": 3, "history": 0})
-    assert kept["low"]["input_tokens"] < est["low"]["input_tokens"]
-    # history=0 forgets the notes' view every step: a view call before each move
-    steps = est["low"]["calls"] - 3 * 3
-    assert kept["low"]["calls"] == 2 * steps + 3 * 2
+    assert kept["low"]["calls"] >= 2 * (est["low"]["calls"] - 3 * 3) + 3
 
 
-def test_the_estimate_is_within_ten_percent_of_a_scripted_lifetime(tmp_path):
-    args, model = {"regime": "L2", "episodes": 2}, "spatialstale/diligent"
+@pytest.mark.parametrize("args", [{"regime": "L2", "episodes": 2}, {"regime": "L1", "episodes": 2, "history": 1}])
+def test_the_estimate_is_within_ten_percent_of_a_scripted_lifetime(tmp_path, args):
+    model = "spatialstale/diligent"
     (log,) = inspect_eval(lifelong(**args), model=model, limit=1, display="none", log_dir=str(tmp_path))
     assert log.status == "success"
-    lives = {life.id: life for life in lifetimes.load(None, "L2")}
+    lives = {life.id: life for life in lifetimes.load(None, args["regime"])}
     for sample in log.samples:
         records = sample.scores["lifelong_scorer"].metadata["episodes"]
         counted = sample.model_usage[model]

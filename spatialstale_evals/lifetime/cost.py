@@ -21,7 +21,6 @@ more costs more (docs/performance.md measures the scripted agents against it).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,8 +43,8 @@ VIEW_HEADER = "Here's the result of running `cat -n` on /memories/lake.md:\n"
 #: The memory tool's answers to a view of a missing file and to a create (short sentences).
 MISSING_TOKENS = count_text_tokens("The path /memories/lake.md does not exist. Please provide a valid path.")
 CREATED_TOKENS = count_text_tokens("File created successfully at: /memories/lake.md")
-#: The reply that ends a write-back.
-DONE_REPLY = "Notes saved."
+#: The replies that end a write-back, after a write and without one.
+DONE_REPLY, NOTHING_REPLY = "Notes saved.", "Nothing to update."
 
 
 def _tool_tokens(tools: list[ToolInfo]) -> int:
@@ -80,7 +79,7 @@ def estimate_lifetime_cost(life: Lifetime, args: Mapping[str, Any]) -> dict[str,
     answer = count_text_tokens(shared.MOVE_CONTINUE.format(where=shared.MOVE_MOVED, steps_left=budget))
     view_call = count_text_tokens("memory" + json.dumps({"command": "view", "path": prompts.PAPER_MEMORY_PATH}))
     out: dict[str, dict[str, int]] = {k: {"calls": 0, "input_tokens": 0, "output_tokens": 0} for k in ("low", "high")}
-    walks = reference_walks(life, episodes, radius, budget)
+    walks = reference_walks(life, episodes, radius, budget, history)
     for k, (world, walk) in enumerate(zip(life.episodes[:episodes], walks), start=1):
         prompt = _step_prompt_tokens(world.grid, radius, budget)
         # the episode's header opens its first prompt, which every request of the episode holds
@@ -97,7 +96,7 @@ def estimate_lifetime_cost(life: Lifetime, args: Mapping[str, Any]) -> dict[str,
             # move requests: the i-th holds min(i, history) earlier turns and the notes as last viewed
             inputs = _requests(steps, fixed + prompt, turn, history) + steps * (view_call + notes)
             if level == "low":  # views as the reference agent makes them: again whenever history dropped the last
-                views = 1 if history is None else math.ceil(steps / (history + 1))
+                views = walk.views
                 kept_at_view = 0 if history is None else history
                 inputs += fixed + prompt + (views - 1) * (fixed + prompt + kept_at_view * turn)
                 calls, outputs = steps + views, steps * reply + views * view_call
@@ -108,10 +107,10 @@ def estimate_lifetime_cost(life: Lifetime, args: Mapping[str, Any]) -> dict[str,
                 outputs = steps * (reply + views_per_step * view_call)
             # the write-back: one create of every known cell, and the reply after it (the cap: as many creates)
             kept = steps if history is None else min(steps, history)
-            wb_calls = 2 if level == "low" else 1 + cap
+            wb_calls = (2 if walk.writes else 1) if level == "low" else 1 + cap
             context = write_back + kept * turn + view_call + notes
             inputs += sum(context + i * (create + CREATED_TOKENS) for i in range(wb_calls))
-            outputs += (wb_calls - 1) * create + count_text_tokens(DONE_REPLY)
+            outputs += (wb_calls - 1) * create + count_text_tokens(DONE_REPLY if wb_calls > 1 else NOTHING_REPLY)
             out[level]["calls"] += calls + wb_calls
             out[level]["input_tokens"] += inputs + header * (calls + wb_calls)
             out[level]["output_tokens"] += outputs
