@@ -2,7 +2,8 @@
 cache can reuse, measured with the scripted agents (docs/performance.md,
 "Lifelong: tokens per lifetime" and "Lifelong: prompt prefixes").
 
-    python benchmarks/lifelong_tokens.py [--lifetimes 5] [--log-dir logs/lifelong-tokens] [--parts agents,settings]
+    python benchmarks/lifelong_tokens.py [--lifetimes 10] [--log-dir logs/lifelong-tokens]
+        [--parts agents,trust,settings,prefix]
 
 ``agents``: ``diligent``, ``write_once`` and ``amnesiac`` on L0-L3 (the first
 N lifetimes of each regime, the task's defaults): tokens and calls per
@@ -10,7 +11,9 @@ lifetime as the scripted provider counts them (the episode records' sums),
 against the cost model's estimate (``lifetime/cost.py``, the matrix dry run's
 figure), and the agents' scores (success and note accuracy by episode index,
 repair rate, hazard claims and those acted on; ``lifetime/tables.py``).
-``settings``: ``diligent`` on L1 against ``episodes``, ``view_radius`` and
+``trust``: ``diligent`` and ``write_once`` on L1-L3 from the paper's notes
+at ``view_radius=0``, where the notes are all they go on: the hazard claims
+they act on. ``settings``: ``diligent`` on L1 against ``episodes``, ``view_radius`` and
 ``history``. ``prefix``: for every request after an episode's first, the share
 of its input tokens that repeats the previous request of the same episode
 (``studies/prefix_cache.py``'s count: tool definitions left out), over the
@@ -49,6 +52,10 @@ from spatialstale_evals.world import lifetimes  # noqa: E402
 
 AGENTS = ("diligent", "write_once", "amnesiac")
 REGIMES = ("L0", "L1", "L2", "L3")
+#: The settings where notes are all the agent has to go on: it sees only its own cell,
+#: and starts from the paper's notes (already stale by the regime).
+TRUST_ARGS: dict[str, Any] = {"view_radius": 0, "initial_memory": "paper"}
+TRUST_AGENTS = ("diligent", "write_once")
 #: (label, task arguments) of the settings table (``diligent`` on L1).
 SETTINGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("2 episodes", {"episodes": 2}),
@@ -184,6 +191,13 @@ def score_table(logs: dict[tuple[str, str], EvalLog]) -> pd.DataFrame:
                 value = dict(score.value) | acted_on_counts(score.metadata or {})  # type: ignore[arg-type]
                 rows.append({"agent": agent, "regime": regime, "value": value})
     records = pd.DataFrame(rows)
+    steps = {
+        key: " ".join(
+            f"{statistics.mean(r['steps'] for _, rs in episode_records(log) for r in rs if r['episode'] == k):.1f}"
+            for k in sorted({r["episode"] for _, rs in episode_records(log) for r in rs})
+        )
+        for key, log in logs.items()
+    }
     tables = lifetime_tables(records)
     hazards = hazard_rows(records).set_index(["agent", "regime"])
     success, accuracy, summary = (tables[k] for k in ("success_by_episode", "note_accuracy_by_episode", "summary"))
@@ -194,6 +208,7 @@ def score_table(logs: dict[tuple[str, str], EvalLog]) -> pd.DataFrame:
             {
                 "agent": key[0],
                 "regime": key[1],
+                "mean steps by episode": steps[key],
                 "success by episode": _series(success.loc[key]),
                 "note accuracy by episode": _series(accuracy.loc[key]),
                 "repair rate": s["repair_rate"],
@@ -207,9 +222,9 @@ def score_table(logs: dict[tuple[str, str], EvalLog]) -> pd.DataFrame:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--lifetimes", type=int, default=5)
+    parser.add_argument("--lifetimes", type=int, default=10)
     parser.add_argument("--log-dir", default="logs/lifelong-tokens")
-    parser.add_argument("--parts", default="agents,settings,prefix")
+    parser.add_argument("--parts", default="agents,trust,settings,prefix")
     args = parser.parse_args()
     parts, log_dir, n = args.parts.split(","), Path(args.log_dir), args.lifetimes
     logs: dict[tuple[str, str], EvalLog] = {}
@@ -224,6 +239,13 @@ def main() -> int:
             print(cost_line(f"`{agent}`, {regime}", cost_rows(log, {"regime": regime})))
         print()
         print(plain_markdown(score_table(logs)))
+    if "trust" in parts:
+        trusting = {}
+        for agent in TRUST_AGENTS:
+            for regime in REGIMES[1:]:
+                trusting[(agent, regime)] = run(log_dir, agent, {"regime": regime, **TRUST_ARGS}, n)
+        print(f"\nHazard claims acted on: {TRUST_ARGS}, {n} lifetimes per regime\n")
+        print(plain_markdown(score_table(trusting)))
     if "settings" in parts:
         print(f"\n`diligent` on L1, {n} lifetimes\n")
         print(COST_HEADER.format(what="setting"))
