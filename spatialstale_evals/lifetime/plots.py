@@ -75,7 +75,7 @@ def draw(points: pd.DataFrame) -> plt.Figure | None:
     fig, axes = plt.subplots(
         1,
         len(regimes),
-        figsize=(max(6.0, 3.6 * len(regimes)), 3.4 + 0.22 * len(series) * len(CURVES)),
+        figsize=(max(6.0, 3.6 * len(regimes)), 3.4 + 0.22 * len(series) * len(CURVES) / (2 if len(series) > 3 else 1)),
         squeeze=False,
         sharey=True,
         layout="constrained",
@@ -107,7 +107,7 @@ def draw(points: pd.DataFrame) -> plt.Figure | None:
             if label not in labels:
                 handles.append(handle)
                 labels.append(label)
-    fig.legend(handles, labels, fontsize=7, loc="outside lower center")
+    fig.legend(handles, labels, fontsize=7, loc="outside lower center", ncol=2 if len(labels) > 6 else 1)
     fig.suptitle("Lifelong: success (solid), note accuracy at the start (dashed)", fontsize=10)
     return fig
 
