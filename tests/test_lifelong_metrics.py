@@ -83,4 +83,3 @@ def test_lifetime_tables_pool_by_group_and_leave_empty_ratios_nan():
     assert tables["deaths_by_cause"].loc[("m", "L1")].to_dict() == {
         "safe_note": 1.0, "no_note": 0.0, "hole_note": 0.0, "conflicting_note": 0.0,
     }  # fmt: skip
-

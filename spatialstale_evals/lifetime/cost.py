@@ -90,19 +90,20 @@ def estimate_lifetime_cost(life: Lifetime, args: Mapping[str, Any]) -> dict[str,
             else:
                 steps, noted = budget, life.height * life.width
                 noted_after, views_per_step = noted, cap
-            turn = prompt + reply + answer
             notes = _view_answer_tokens(noted)
             create = _create_call_tokens(noted_after)
-            # move requests: the i-th holds min(i, history) earlier turns and the notes as last viewed
-            inputs = _requests(steps, fixed + prompt, turn, history) + steps * (view_call + notes)
             if level == "low":  # views as the reference agent makes them: again whenever history dropped the last
-                views = walk.views
+                turn = prompt + reply + answer
+                # move requests: the i-th holds min(i, history) earlier turns and the notes as last viewed
+                inputs = _requests(steps, fixed + prompt, turn, history) + steps * (view_call + notes)
                 kept_at_view = 0 if history is None else history
-                inputs += fixed + prompt + (views - 1) * (fixed + prompt + kept_at_view * turn)
-                calls, outputs = steps + views, steps * reply + views * view_call
-            else:  # the cap of memory calls at every step, each answered with the whole notes
-                inputs += views_per_step * steps * (fixed + prompt + turn * (steps if history is None else history))
-                inputs += steps * views_per_step * (views_per_step - 1) // 2 * (view_call + notes)
+                inputs += fixed + prompt + (walk.views - 1) * (fixed + prompt + kept_at_view * turn)
+                calls, outputs = steps + walk.views, steps * reply + walk.views * view_call
+            else:  # the cap of memory calls at every step, each answered with the whole notes and kept
+                turn = prompt + reply + answer + views_per_step * (view_call + notes)
+                # every request of a step holds the kept turns, and the memory calls made before it in the step
+                inputs = (1 + views_per_step) * _requests(steps, fixed + prompt, turn, history)
+                inputs += steps * views_per_step * (views_per_step + 1) // 2 * (view_call + notes)
                 calls = steps * (1 + views_per_step)
                 outputs = steps * (reply + views_per_step * view_call)
             # the write-back: one create of every known cell, and the reply after it (the cap: as many creates)
