@@ -83,19 +83,3 @@ def test_lifetime_tables_pool_by_group_and_leave_empty_ratios_nan():
     assert tables["deaths_by_cause"].loc[("m", "L1")].to_dict() == {
         "safe_note": 1.0, "no_note": 0.0, "hole_note": 0.0, "conflicting_note": 0.0,
     }  # fmt: skip
-
-
-def test_the_cost_estimate_counts_calls_from_the_lakes():
-    from spatialstale_evals.lifetime.cost import estimate_lifetime_cost
-    from spatialstale_evals.world import lifetimes
-    from spatialstale_evals.world.grid import shortest_path
-
-    life = lifetimes.load(None, "L1")[0]
-    est = estimate_lifetime_cost(life, {"episodes": 3})
-    # low: per episode a view, one move per step of the shortest path, and a write-back of a write and a reply
-    moves = sum(len(shortest_path(w.grid, (0, 0), (7, 7))) - 1 for w in life.episodes[:3])
-    assert est["low"]["calls"] == moves + 3 * 3
-    assert est["high"]["calls"] == 3 * (50 * (1 + 5) + 1 + 5)
-    assert est["low"]["input_tokens"] < est["high"]["input_tokens"]
-    kept = estimate_lifetime_cost(life, {"episodes": 3, "history": 0})
-    assert kept["low"]["input_tokens"] < est["low"]["input_tokens"] and kept["low"]["calls"] == est["low"]["calls"]

@@ -17,12 +17,18 @@ and each framing level against the baseline with that framing line.
 column, such as parameters in billions or a benchmark score) adds that
 capability to every row and a plot of the tax against it: the Trust Gap's
 capability curve.
+
+Where the agent writes its own memory (the ``lifelong`` task) the view adds
+the task's row: the hazard claims its notes held at episode starts (SAFE on a
+cell that was a hole) and how many it acted on, i.e. walked into the cell and
+died there (``acted_on_table``).
 """
 
 from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +38,37 @@ from spatialstale_evals.analysis.inference import paired_vectors
 from spatialstale_evals.analysis.significance import holm, paired_wilcoxon
 from spatialstale_evals.analysis.tables import sort_table
 from spatialstale_evals.analysis.trust import RAW, WITHOUT_MEMORY, is_clean
-from spatialstale_evals.harness.family import families
+from spatialstale_evals.harness.family import TaskFamily, families
 from spatialstale_evals.harness.memory_text import FACTORS
 from spatialstale_evals.harness.params import choices
 
 CELL = ["model", "base_config", "modality", "regime"]
 #: The label of the paper's level (every factor at its default).
 DEFAULT_LEVEL = "paper defaults"
+
+
+#: The columns of a family's trust-gap rows (``TaskFamily.trust_gap``), after its groups.
+ACTED_ON_COLUMNS = ("samples", "episodes", "hazard_claims", "acted_on", "acted_on_rate", "deaths", "death_on_hazard")
+
+
+def acted_on_table(registered: Mapping[str, TaskFamily], records: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The trust-gap view's rows of the tasks where the agent writes its own
+    memory (a family's ``trust_gap``): per task, model, config and regime, the
+    hazard claims its notes held at episode starts and how many it acted on
+    (walked into the cell and died), as a share of the claims and of the deaths."""
+    frames = []
+    for name, family in registered.items():
+        rows = records.get(name)
+        if family.trust_gap is None or rows is None or rows.empty:
+            continue
+        frame = family.trust_gap(rows)
+        if frame is not None and not frame.empty:
+            frames.append(frame.assign(task=name))
+    if not frames:
+        return pd.DataFrame()
+    df = pd.concat(frames, ignore_index=True)
+    keys = [c for c in ("task", "model", "config", "regime") if c in df.columns]
+    return sort_table(df[[*keys, *(c for c in ACTED_ON_COLUMNS if c in df.columns)]])
 
 
 def tax_table(nav: pd.DataFrame, alpha: float, model_info: pd.DataFrame | None = None) -> pd.DataFrame:

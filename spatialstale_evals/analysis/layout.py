@@ -301,6 +301,19 @@ SPECS: dict[str, Spec] = {
         ("death_on_stale", "death on stale % (no_filter)", f1d),
         ("note", "note", text),
     ],
+    "acted_on": [
+        ("task", "task", text),
+        ("model", "model", text),
+        ("config", "config", text),
+        ("regime", "regime", text),
+        ("samples", "lifetimes", integer),
+        ("episodes", "episodes", integer),
+        ("hazard_claims", "hazard claims at episode starts", integer),
+        ("acted_on", "acted on", integer),
+        ("acted_on_rate", "acted on / hazard claims", f3),
+        ("deaths", "deaths", integer),
+        ("death_on_hazard", "deaths on a hazard claim / deaths", f3),
+    ],
     "inputs": [
         ("file", "log", text),
         ("family", "task", text),
@@ -329,6 +342,7 @@ TITLES = {
     "stale": "STALE: the stale task's accuracy by model x conflict type x dimension (our judge)",
     "stale_probe": "STALE's three dimensions on its conversations (stale) and on the lake (probe), side by side",
     "tax": "Trust gap: the stale-memory tax (death with raw memory minus death without) by memory factor",
+    "acted_on": "Trust gap, own notes: hazard claims acted on (a SAFE note on a hole, walked into)",
     "inputs": "Logs read",
 }
 
@@ -359,5 +373,6 @@ MISSING = {
     "probe": "No probe logs.",
     "stale": "No stale logs.",
     "stale_probe": "Needs stale and probe logs of the same model.",
+    "acted_on": "No logs of a task whose agent writes its own notes (lifelong).",
     "tax": "Needs navigate logs of no_filter and no_memory (same model, config and modality) on a regime with changes.",
 }

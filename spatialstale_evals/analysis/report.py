@@ -31,7 +31,20 @@ from spatialstale_evals.harness.family import families
 REPORT_FILE = "REPORT.md"
 #: The sections of the fixed layout that read several families, after the
 #: families' own (``TaskFamily.report_sections``).
-SHARED_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (("Statistics", ("wilcoxon", "correlation", "path_recall")),)
+SHARED_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Trust gap", ("acted_on",)),  # every family's trust_gap rows
+    ("Statistics", ("wilcoxon", "correlation", "path_recall")),
+)
+
+
+def report_sections() -> list[tuple[str, tuple[str, ...]]]:
+    """The fixed layout: the families' sections in registration order, then the
+    shared ones; tables under one heading are one section, where it first appears."""
+    merged: dict[str, tuple[str, ...]] = {}
+    own = [section for family in families().values() for section in family.report_sections]
+    for heading, names in [*own, *SHARED_SECTIONS]:
+        merged[heading] = merged.get(heading, ()) + tuple(names)
+    return list(merged.items())
 
 
 def markdown_table(df: pd.DataFrame, spec: Spec) -> str:
@@ -126,6 +139,7 @@ def compute_tables(
         "benefit": trust.benefit_table(navigation, tests),
         "safety": trust.safety_table(navigation, tests),
         "tax": gap.tax_table(nav, alpha, model_info),
+        "acted_on": gap.acted_on_table(families(), logset.records),
         "probe": probes.probe_table(logset.probe),
         "stale": stale.stale_table(logset.stale),
         "stale_probe": stale.stale_probe_table(logset.stale, logset.probe),
@@ -166,7 +180,7 @@ def render_markdown(
         "than epochs) is counted once, from the newest complete log that has it, else the newest partial one.",
         "",
     ]
-    sections = [*(section for family in families().values() for section in family.report_sections), *SHARED_SECTIONS]
+    sections = report_sections()
     for heading, names in sections:
         lines += [f"## {heading}", ""]
         for name in names:
@@ -187,6 +201,16 @@ def render_markdown(
         lines += ["### Skipped files", "", "| file | reason |", "|---|---|"]
         lines += [f"| {p} | {reason.replace('|', '/')} |" for p, reason in logset.skipped] + [""]
     return "\n".join(lines), rendered
+
+
+def family_plots(report_tables: dict[str, pd.DataFrame], out_dir: Path) -> list[Path]:
+    """The plots of every family that declares its own (``TaskFamily.plots``), from its report tables."""
+    written: list[Path] = []
+    for name, family in families().items():
+        own = {key.split(":", 1)[1]: t for key, t in report_tables.items() if key.startswith(f"{name}:")}
+        if family.plots is not None and any(not t.empty for t in own.values()):
+            written += [Path(p) for p in family.plots(own, out_dir)]
+    return written
 
 
 def build_report(
@@ -211,6 +235,7 @@ def build_report(
         )
         if p is not None
     ]
+    plot_files += family_plots(report_tables, out_dir)
     text_md, rendered = render_markdown(report_tables, logset, log_dir, alpha, plot_files)
     markdown = out_dir / REPORT_FILE
     markdown.write_text(text_md, encoding="utf-8")

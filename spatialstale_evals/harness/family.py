@@ -94,6 +94,13 @@ class TaskFamily:
             section of its own: ``tables``, or a summary of its records.
         tables: The family's own report tables from its records (a DataFrame):
             ``{key: (title, table)}``.
+        plots: The family's own report plots: (its tables by key, as ``tables``
+            gives them; the report's folder) -> the PNG files written there.
+        trust_gap: The family's rows of the report's trust-gap view from its
+            records: per model, config and regime, how often the agent acted on
+            a false claim that could kill it (columns ``samples``, ``episodes``,
+            ``hazard_claims``, ``acted_on``, ``acted_on_rate``, ``deaths``,
+            ``death_on_hazard``).
         scripted_agents: The family's own scripted agents, served by the scripted
             provider as ``spatialstale/<name>`` (one namespace with its built-in
             policies): each answers (messages, tools, seed) with a text reply or a
@@ -120,6 +127,8 @@ class TaskFamily:
     unit: str = "sample"
     report_sections: tuple[tuple[str, tuple[str, ...]], ...] = ()
     tables: Callable[[Any], Mapping[str, tuple[str, Any]]] | None = None
+    plots: Callable[[Mapping[str, Any], Any], Sequence[Any]] | None = None
+    trust_gap: Callable[[Any], Any] | None = None
     scripted_agents: Mapping[str, ScriptedAgent] = field(default_factory=dict)
     sample_text: SampleText | None = None
 

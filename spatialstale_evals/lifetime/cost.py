@@ -4,13 +4,18 @@ input/output tokens, low and high, counted as the scripted provider counts
 definition sent).
 
 Each episode's step prompt is rendered as the loop renders it and measured.
-``low``: the agent walks the shortest path of each episode's lake and uses
-memory as ``diligent`` does (one view as it starts, one write in the
-write-back, the notes one line per cell seen); ``high``: it uses the whole
-step budget and ``max_memory_calls`` memory calls a step, each answered with
-the whole notes. With ``history=None`` each request holds the whole episode
-so far, so input tokens grow with the square of the steps; with K it holds
-at most K earlier turns.
+``low``, the reference figure: the agent walks each episode as the reference
+walk does (``walk.py``: it sees only its window, keeps every cell it saw as
+a note, plans through its notes, and so takes the detours a partial view and
+stale notes cost) and uses memory as ``diligent`` does (one view as the
+episode starts, again whenever ``history`` dropped the last one; one
+``create`` of every known cell in the write-back, one line per cell);
+``high``: it uses the whole step budget and ``max_memory_calls`` memory calls
+a step, each answered with notes of the whole lake. With ``history=None``
+each request holds the whole episode so far, so input tokens grow with the
+square of the steps; with K it holds at most K earlier turns. An agent that
+dies early, or walks straighter, costs less than ``low``; one that wanders
+more costs more (docs/performance.md measures the scripted agents against it).
 """
 
 from __future__ import annotations
@@ -26,12 +31,20 @@ from spatialstale_evals.harness.move import MOVE_TOOL
 from spatialstale_evals.harness.observe import observation, observation_parts
 from spatialstale_evals.harness.tokens import count_text_tokens
 from spatialstale_evals.lifetime import prompts
-from spatialstale_evals.world.grid import goal_of, shortest_path
+from spatialstale_evals.lifetime.walk import reference_walks
+from spatialstale_evals.world.grid import Grid, goal_of
 from spatialstale_evals.world.lifetimes import Lifetime
 from spatialstale_evals.world.observation import visible_grid
 
 #: A notes line in the recommended format (``SAFE at (r,c)``) and a ``cat -n`` prefix.
 NOTE_LINE_CHARS = 14 + 7
+#: The memory tool's first line of a view's answer.
+VIEW_HEADER = "Here's the result of running `cat -n` on /memories/lake.md:\n"
+#: The memory tool's answers to a view of a missing file and to a create (short sentences).
+MISSING_TOKENS = count_text_tokens("The path /memories/lake.md does not exist. Please provide a valid path.")
+CREATED_TOKENS = count_text_tokens("File created successfully at: /memories/lake.md")
+#: The replies that end a write-back, after a write and without one.
+DONE_REPLY, NOTHING_REPLY = "Notes saved.", "Nothing to update."
 
 
 def _tool_tokens(tools: list[ToolInfo]) -> int:
@@ -61,41 +74,70 @@ def estimate_lifetime_cost(life: Lifetime, args: Mapping[str, Any]) -> dict[str,
     budget = int(args.get("max_steps") or life.max_steps)
     system = prompts.LIFELONG_SYSTEM.format(episodes=episodes, max_memory_calls=cap)
     fixed = count_text_tokens(system) + _tool_tokens([MOVE_TOOL, memory_info()])
+    write_back = count_text_tokens(system) + _tool_tokens([memory_info()]) + count_text_tokens(prompts.WRITE_BACK)
     reply = count_text_tokens("move" + json.dumps({"direction": "RIGHT"}))
     answer = count_text_tokens(shared.MOVE_CONTINUE.format(where=shared.MOVE_MOVED, steps_left=budget))
     view_call = count_text_tokens("memory" + json.dumps({"command": "view", "path": prompts.PAPER_MEMORY_PATH}))
-    full_notes = count_text_tokens("x" * NOTE_LINE_CHARS * life.height * life.width)
     out: dict[str, dict[str, int]] = {k: {"calls": 0, "input_tokens": 0, "output_tokens": 0} for k in ("low", "high")}
-    window = (2 * radius + 1) if radius is not None else max(life.height, life.width)
-    noted = 0  # cells the low estimate's notes hold: a window's width along each path walked
-    for world in life.episodes[:episodes]:
-        grid, start = world.grid, (0, 0)
-        seen = visible_grid(grid, start, radius)
-        parts = observation_parts(seen, start, "text", "navigate")
-        text = "\n".join(p.text for p in parts)  # type: ignore[union-attr]
-        if radius is not None:
-            text += shared.NAVIGATE_PARTIAL.format(radius=radius, unseen=observation("text").unseen)
-        goal = goal_of(grid)
-        text += shared.NAVIGATE_STEP.format(row=0, col=0, goal_row=goal[0], goal_col=goal[1], steps_left=budget)
-        prompt = count_text_tokens(text)
-        path = shortest_path(grid, start, goal)
-        for level, steps, memory_per_step in (("low", len(path or [0, 0]) - 1, 0), ("high", budget, cap)):
-            notes = full_notes if level == "high" else count_text_tokens("x" * NOTE_LINE_CHARS * noted)
-            turn = prompt + reply + answer + memory_per_step * (view_call + notes)
-            calls = steps * (1 + memory_per_step)
-            inputs = _requests(steps, fixed + prompt, turn, history) + memory_per_step * steps * (fixed + prompt)
-            outputs = steps * (reply + memory_per_step * view_call)
-            if level == "low":  # diligent: one view as the episode starts, one write in the write-back
-                calls += 1
-                inputs += fixed + prompt + steps * (view_call + notes)
-                outputs += view_call
-                noted = min(life.height * life.width, noted + window * (steps + 1))
-                notes = count_text_tokens("x" * NOTE_LINE_CHARS * noted)
-            wb_calls = 2 if level == "low" else 1 + cap
+    walks = reference_walks(life, episodes, radius, budget, history)
+    for k, (world, walk) in enumerate(zip(life.episodes[:episodes], walks), start=1):
+        prompt = _step_prompt_tokens(world.grid, radius, budget)
+        # the episode's header opens its first prompt, which every request of the episode holds
+        header = count_text_tokens(prompts.EPISODE_START.format(episode=k, episodes=episodes))
+        for level in ("low", "high"):
+            if level == "low":
+                steps, noted, noted_after, views_per_step = walk.steps, walk.noted, walk.noted_after, 0
+            else:
+                steps, noted = budget, life.height * life.width
+                noted_after, views_per_step = noted, cap
+            notes = _view_answer_tokens(noted)
+            create = _create_call_tokens(noted_after)
+            if level == "low":  # views as the reference agent makes them: again whenever history dropped the last
+                turn = prompt + reply + answer
+                # move requests: the i-th holds min(i, history) earlier turns and the notes as last viewed
+                inputs = _requests(steps, fixed + prompt, turn, history) + steps * (view_call + notes)
+                kept_at_view = 0 if history is None else history
+                inputs += fixed + prompt + (walk.views - 1) * (fixed + prompt + kept_at_view * turn)
+                calls, outputs = steps + walk.views, steps * reply + walk.views * view_call
+            else:  # the cap of memory calls at every step, each answered with the whole notes and kept
+                turn = prompt + reply + answer + views_per_step * (view_call + notes)
+                # every request of a step holds the kept turns, and the memory calls made before it in the step
+                inputs = (1 + views_per_step) * _requests(steps, fixed + prompt, turn, history)
+                inputs += steps * views_per_step * (views_per_step + 1) // 2 * (view_call + notes)
+                calls = steps * (1 + views_per_step)
+                outputs = steps * (reply + views_per_step * view_call)
+            # the write-back: one create of every known cell, and the reply after it (the cap: as many creates)
             kept = steps if history is None else min(steps, history)
-            inputs += wb_calls * (fixed + kept * turn + count_text_tokens(prompts.WRITE_BACK))
-            outputs += (wb_calls - 1) * notes
+            wb_calls = (2 if walk.writes else 1) if level == "low" else 1 + cap
+            context = write_back + kept * turn + view_call + notes
+            inputs += sum(context + i * (create + CREATED_TOKENS) for i in range(wb_calls))
+            outputs += (wb_calls - 1) * create + count_text_tokens(DONE_REPLY if wb_calls > 1 else NOTHING_REPLY)
             out[level]["calls"] += calls + wb_calls
-            out[level]["input_tokens"] += inputs
+            out[level]["input_tokens"] += inputs + header * (calls + wb_calls)
             out[level]["output_tokens"] += outputs
     return out
+
+
+def _step_prompt_tokens(grid: Grid, radius: int | None, budget: int) -> int:
+    """A step prompt as the loop renders it (without the episode's header)."""
+    start = (0, 0)
+    parts = observation_parts(visible_grid(grid, start, radius), start, "text", "navigate")
+    text = "\n".join(p.text for p in parts)  # type: ignore[union-attr]
+    if radius is not None:
+        text += shared.NAVIGATE_PARTIAL.format(radius=radius, unseen=observation("text").unseen)
+    goal = goal_of(grid)
+    text += shared.NAVIGATE_STEP.format(row=0, col=0, goal_row=goal[0], goal_col=goal[1], steps_left=budget)
+    return count_text_tokens(text)
+
+
+def _view_answer_tokens(noted: int) -> int:
+    """The memory tool's answer to a view of notes of ``noted`` lines (none: the missing file's error)."""
+    return count_text_tokens(VIEW_HEADER + "x" * NOTE_LINE_CHARS * noted) if noted else MISSING_TOKENS
+
+
+def _create_call_tokens(noted: int) -> int:
+    """The write-back's create call of notes of ``noted`` lines, as the provider counts a tool call."""
+    text = "SAFE at (0,0)\n" * noted
+    return count_text_tokens(
+        "memory" + json.dumps({"command": "create", "path": prompts.PAPER_MEMORY_PATH, "file_text": text})
+    )

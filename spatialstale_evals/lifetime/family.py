@@ -1,7 +1,8 @@
 """The ``lifelong`` family's registry entry: what the matrix runs (each
 lifetime once per seed), its cost bounds, what a report record keeps (the
 score value: counts summed over episodes and per episode index), its own
-report tables, and its scripted agents (``diligent``, ``write_once``,
+report tables and plot, its rows of the trust-gap view (hazard claims
+acted on), and its scripted agents (``diligent``, ``write_once``,
 ``amnesiac``)."""
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import pandas as pd
 from spatialstale_evals.harness.cost import Cost, StandIn
 from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
 from spatialstale_evals.lifetime.cost import estimate_lifetime_cost
+from spatialstale_evals.lifetime.plots import plot
 from spatialstale_evals.lifetime.scripted import LIFETIME_AGENTS, lifetime_output
-from spatialstale_evals.lifetime.tables import lifetime_tables
+from spatialstale_evals.lifetime.tables import acted_on_counts, hazard_rows, lifetime_tables
 from spatialstale_evals.world import lifetimes
 from spatialstale_evals.world.instance import Instance
 
@@ -35,9 +37,16 @@ def estimate(instances: Sequence[Instance], args: dict[str, Any], model: StandIn
     return low, high
 
 
+def detail(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """What a record keeps of the score's metadata (the episode records): the
+    episodes that acted on a hazard claim (``tables.acted_on_counts``)."""
+    return acted_on_counts(meta)
+
+
 def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mapping[str, Any]) -> dict[str, Any]:
-    # the score value as one field (its per-episode keys vary with ``episodes``), read by ``lifetime_tables``
-    return {"value": dict(value)}
+    # the score value and the hazard counts as one field (its per-episode keys vary with ``episodes``),
+    # read by ``lifetime_tables``
+    return {"value": dict(value) | dict(detail)}
 
 
 TITLES = {
@@ -64,11 +73,14 @@ FAMILY = register_family(
         name="lifelong",
         scorer="lifelong_scorer",
         dimensions=("regime",),
+        detail=detail,
         record=record,
         matrix=matrix_arguments,
         estimate=estimate,
         in_default_matrix=False,
         tables=tables,
+        plots=plot,
+        trust_gap=hazard_rows,
         scripted_agents={name: _agent(name) for name in LIFETIME_AGENTS},
     )
 )

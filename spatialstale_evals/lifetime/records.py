@@ -42,6 +42,7 @@ def episode_record(
         "fallbacks": episode.fallbacks,
         "death_cell": list(death) if death else None,
         "death_cause": death_cause(start, death) if death else None,
+        "hazard_acted_on": hazard_acted_on(start, world.grid, death),
         "notes": note_scores(start, world.grid, ever_seen),
         "repair": repair_counts(start, episode.sightings, end),
         "notes_after": {"claims": sum(len(v) for v in end.claims.values()), "memory_bytes": end.memory_bytes},
@@ -54,6 +55,17 @@ def episode_record(
         "model_calls": episode.model_calls,
         "tokens": episode.tokens,
     }
+
+
+def hazard_acted_on(notes: Notes, grid: Grid, death: Cell | None) -> bool:
+    """Whether the agent acted on a hazard claim of the notes its episode
+    began with: it stepped into a cell those notes claimed SAFE (alone or
+    beside a HOLE claim) that was a hole when the episode began (``grid``),
+    and died there. Entering a hole ends the episode, so an episode acts on
+    at most one; under L3 a hole that froze before the agent got there is no
+    death and not counted, and a cell that thawed into a hole during the
+    episode was no hazard claim at its start."""
+    return death is not None and SAFE in notes.claims.get(death, set()) and truth(grid, death) == HOLE_CLAIM
 
 
 def note_audit(notes: Notes, grid: Grid, ever_seen: Set[Cell], episode: int) -> dict[str, Any]:

@@ -5,7 +5,11 @@ value (the dict, or its JSON text: the report's ``value`` column) and any
 grouping columns (``model``, ``regime``, ``agent`` ...) and returns, per
 group: success by episode index, note accuracy by episode index, a summary
 (outcome rates, note accuracy and coverage, repair rate, stale and hazard
-claims per episode start) and deaths by cause. Every ratio pools counts over
+claims per episode start, and ``acted_on_rate``: the hazard claims the agent
+acted on, walking into the cell and dying there, per hazard claim) and
+deaths by cause. A record's value may carry the episodes that acted on a
+hazard claim (``acted_on_counts``, from the score's metadata); without them
+``acted_on_rate`` is NaN. Every ratio pools counts over
 the group's samples; an empty denominator is NaN (the report prints "-").
 
     python -m spatialstale_evals.lifetime.tables LOG [LOG ...]
@@ -16,6 +20,7 @@ prints the tables of lifelong logs (grouped by model and regime).
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -23,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from spatialstale_evals.lifetime.notes import DEATH_CAUSES
-from spatialstale_evals.lifetime.scoring import pooled_ratio, totals
+from spatialstale_evals.lifetime.scoring import pooled_ratio, ratio, totals
 
 #: Grouping columns used when present, in this order.
 #: (``config``: the report's label of every non-default task argument, so two configurations are never pooled.)
@@ -41,6 +46,9 @@ SUMMARY = (
     "conflicting_cells",
     "memory_bytes",
 )
+#: The value key a report record adds from the episode records: episodes whose
+#: death was on a hazard claim (``records.hazard_acted_on``).
+ACTED_ON = "hazards_acted_on"
 
 
 def _value(value: Any) -> Mapping[str, float]:
@@ -49,6 +57,18 @@ def _value(value: Any) -> Mapping[str, float]:
 
 def _indices(summed: Mapping[str, float]) -> list[int]:
     return sorted(int(k.removeprefix("played_")) for k in summed if k.startswith("played_"))
+
+
+def acted_on_counts(metadata: Mapping[str, Any]) -> dict[str, float]:
+    """From a sample's score metadata (its episode records): the episodes
+    that acted on a hazard claim, in all and per episode index (``_k``);
+    nothing for records that do not say (logs written before they did)."""
+    records = metadata.get("episodes") or []
+    if not records or any("hazard_acted_on" not in r for r in records):
+        return {}
+    counts = {ACTED_ON: float(sum(bool(r["hazard_acted_on"]) for r in records))}
+    counts |= {f"{ACTED_ON}_{r['episode']}": float(bool(r["hazard_acted_on"])) for r in records}
+    return counts
 
 
 def lifetime_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -64,6 +84,7 @@ def lifetime_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
         rows["success"].append(label | {k: pooled_ratio(summed, "success_rate", f"_{k}") for k in ks})
         rows["accuracy"].append(label | {k: pooled_ratio(summed, "note_accuracy", f"_{k}") for k in ks})
         summary = {name: pooled_ratio(summed, name) for name in SUMMARY}
+        summary["acted_on_rate"] = ratio(summed.get(ACTED_ON, math.nan), summed.get("hazard_claims", 0.0))
         rows["summary"].append(label | {"lifetimes": len(frame), "episodes": summed.get("played", 0.0)} | summary)
         rows["deaths"].append(label | {c: summed.get(f"death_{c}", 0.0) for c in DEATH_CAUSES})
     index = keys or None
@@ -80,6 +101,35 @@ def lifetime_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
     }
 
 
+def hazard_rows(records: pd.DataFrame) -> pd.DataFrame:
+    """The trust-gap view's lifelong rows, per group (model, config, regime
+    ...): the hazard claims the episodes began with (SAFE claims on cells that
+    were holes), how many the agent acted on (it stepped into such a cell and
+    died there), that as a share of the hazard claims (``acted_on_rate``, NaN
+    with none) and of the deaths (``death_on_hazard``, NaN with none)."""
+    if records is None or records.empty:
+        return pd.DataFrame()
+    keys = [g for g in GROUPS if g in records.columns]
+    groups = records.groupby(keys, dropna=False, sort=True) if keys else [((), records)]
+    rows = []
+    for key, frame in groups:
+        summed = totals(_value(v) for v in frame["value"] if v is not None)
+        acted, hazards, deaths = (summed.get(k, 0.0) for k in (ACTED_ON, "hazard_claims", "death"))
+        rows.append(
+            dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+            | {
+                "samples": len(frame),
+                "episodes": summed.get("played", 0.0),
+                "hazard_claims": hazards,
+                "acted_on": acted if ACTED_ON in summed else math.nan,
+                "acted_on_rate": ratio(summed.get(ACTED_ON, math.nan), hazards),
+                "deaths": deaths,
+                "death_on_hazard": ratio(summed.get(ACTED_ON, math.nan), deaths),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def records_from_logs(paths: Sequence[str]) -> pd.DataFrame:
     """One row per sample of lifelong logs: model, the task's grouping
     arguments, the score value."""
@@ -92,9 +142,9 @@ def records_from_logs(paths: Sequence[str]) -> pd.DataFrame:
         for sample in log.samples or []:
             score = (sample.scores or {}).get("lifelong_scorer")
             if score is not None:
-                rows.append({"model": log.eval.model, "regime": args.get("regime", "L2"), "value": score.value})
+                value = dict(score.value) | acted_on_counts(score.metadata or {})  # type: ignore[arg-type]
+                rows.append({"model": log.eval.model, "regime": args.get("regime", "L2"), "value": value})
     return pd.DataFrame(rows)
-
 
 
 def main(argv: Sequence[str]) -> int:

@@ -269,7 +269,10 @@ PLAN_NOTE = (
     "an agent that dies early costs less); high = an upper bound: every episode uses its full step "
     "budget (max_steps) and a re-auditing strategy audits after every scheduled L3 event. Under partial "
     "observability (view_radius) low counts the audits of the shortest-path walk (the entries that come into "
-    "view), high every entry audited alone once per window. Output tokens assume terse replies (one move "
+    "view), high every entry audited alone once per window. Lifelong: low = each episode walked as a "
+    "window-limited agent that keeps notes walks it (detours included) with its memory traffic, within a few "
+    "percent of the scripted diligent agent; high = the whole step budget with max_memory_calls memory calls "
+    "a step. Output tokens assume terse replies (one move "
     "call; audit JSON with a one-line reason); a model that writes more costs more."
 )
 
