@@ -25,6 +25,7 @@ from spatialstale_evals.harness.params import (
     reject_unknown,
 )
 from spatialstale_evals.harness.samples import InstanceSet
+from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.metadata import task_name, task_version
 from spatialstale_evals.world.dataset import SIZES, Size
 from spatialstale_evals.world.regimes import RegimeName
@@ -111,6 +112,7 @@ def detect(
         dataset=instances.samples("detect", params | factors | options, params | changed(detect, factors | options)),
         solver=audit_windows(instances, settings),
         scorer=detection_scorer(),
+        epochs=counted_epochs(),
         metrics=[*DETECTION_METRICS, *EDIT_METRICS] if FORMATS[output].edits else None,
         name=task_name("detect"),
         version=TASK_VERSION,

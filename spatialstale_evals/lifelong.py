@@ -13,6 +13,7 @@ from typing import Any, Literal
 from inspect_ai import Task, task, task_with
 
 from spatialstale_evals.harness.params import check_choice, check_positive_int, reject_unknown
+from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.lifetime.agents import AgentFactory
 from spatialstale_evals.lifetime.samples import LifetimeSet
 from spatialstale_evals.lifetime.scoring import lifelong_scorer
@@ -126,7 +127,7 @@ def lifelong(
         dataset=lives.samples(params, params),
         solver=lifelong_loop(lives, settings),
         scorer=lifelong_scorer(episodes),
-        epochs=epochs,
+        epochs=counted_epochs(epochs),
         name=task_name("lifelong"),
         version=TASK_VERSION,
         metadata={"task_family": "lifelong", "regime": regime, **params},

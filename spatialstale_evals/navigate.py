@@ -35,6 +35,7 @@ from spatialstale_evals.harness.params import (
 )
 from spatialstale_evals.harness.run_epochs import RunEpochsTask
 from spatialstale_evals.harness.samples import InstanceSet
+from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.metadata import task_name, task_version
 from spatialstale_evals.navigation.loop import NavigationSettings, navigation_loop, navigation_scorer
 from spatialstale_evals.navigation.strategies import STRATEGIES, StrategyName
@@ -227,7 +228,7 @@ def navigate(
         ),
         solver=navigation_loop(instances, settings),
         scorer=navigation_scorer(),
-        epochs=epochs,
+        epochs=counted_epochs(epochs),
         name=task_name("navigate"),
         version=TASK_VERSION,
         metadata={"task_family": "navigate", "regime": regime, **params, **factors, **options},

@@ -23,6 +23,7 @@ from spatialstale_evals.harness.params import (
     reject_unknown,
 )
 from spatialstale_evals.harness.samples import InstanceSet
+from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.metadata import task_name, task_version
 from spatialstale_evals.probing.probes import (
     CONVERSATIONS,
@@ -123,6 +124,7 @@ def probe(
         dataset=instances.samples("probe", params | render_args | options, listed | {"dimensions": ",".join(asked)}),
         solver=probe_targets(instances, settings),
         scorer=probe_scorer(),
+        epochs=counted_epochs(),
         name=task_name("probe"),
         version=TASK_VERSION,
         metadata={

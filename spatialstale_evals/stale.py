@@ -27,6 +27,7 @@ from spatialstale_evals.harness.params import (
     check_subset,
     reject_unknown,
 )
+from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.metadata import task_name, task_version
 from spatialstale_evals.probing.probes import CONVERSATIONS, Conversation
 from spatialstale_evals.stale_corpus.asking import StaleSettings, stale_probes
@@ -153,6 +154,7 @@ def stale(
         solver=stale_probes(StaleSettings(asked, conversation)),
         scorer=stale_judge(structured_output),
         metrics=stale_metrics(asked, asked_types),
+        epochs=counted_epochs(),
         name=task_name("stale"),
         version=TASK_VERSION,
         metadata={

@@ -1,7 +1,8 @@
-"""The lifelong task's report tables, from its samples' score values.
+"""The lifelong task's report tables, from its samples' counts.
 
-``lifetime_tables(records)`` takes one row per sample (epoch) with its score
-value (the dict, or its JSON text: the report's ``value`` column) and any
+``lifetime_tables(records)`` takes one row per sample (epoch) with its counts
+(``Score.metadata["counts"]``: the dict, or its JSON text: the report's
+``value`` column) and any
 grouping columns (``model``, ``regime``, ``agent`` ...) and returns, per
 group: success by episode index, note accuracy by episode index, a summary
 (outcome rates, note accuracy and coverage, repair rate, stale and hazard
@@ -22,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from spatialstale_evals.harness.score_counts import counts_of
 from spatialstale_evals.lifetime.notes import DEATH_CAUSES
 from spatialstale_evals.lifetime.scoring import pooled_ratio, totals
 
@@ -82,7 +84,8 @@ def lifetime_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 def records_from_logs(paths: Sequence[str]) -> pd.DataFrame:
     """One row per sample of lifelong logs: model, the task's grouping
-    arguments, the score value."""
+    arguments, the sample's counts (``Score.metadata["counts"]``, or the
+    score value of a log written before they moved there)."""
     from inspect_ai.log import read_eval_log
 
     rows = []
@@ -92,7 +95,7 @@ def records_from_logs(paths: Sequence[str]) -> pd.DataFrame:
         for sample in log.samples or []:
             score = (sample.scores or {}).get("lifelong_scorer")
             if score is not None:
-                rows.append({"model": log.eval.model, "regime": args.get("regime", "L2"), "value": score.value})
+                rows.append({"model": log.eval.model, "regime": args.get("regime", "L2"), "value": counts_of(score)})
     return pd.DataFrame(rows)
 
 

@@ -25,7 +25,8 @@ from inspect_ai.scorer import Metric, Score, Target, scorer
 from inspect_ai.solver import TaskState
 
 from spatialstale_evals.harness.counts import ratio, sum_keys
-from spatialstale_evals.harness.metrics import named_metric, pooled
+from spatialstale_evals.harness.metrics import defined, named_metric, pooled
+from spatialstale_evals.harness.score_counts import COUNTS
 from spatialstale_evals.probing.probes import (
     ANSWER_FLAGS,
     COUNT_KEYS,
@@ -136,9 +137,19 @@ def _metric(name: str, ratio_of: ProbeRatio) -> Metric:
 PROBE_METRICS = [_metric(name, ratio_of) for name, ratio_of in PROBE_RATIOS.items()]
 
 
+def probe_headline(counts: Mapping[str, float]) -> dict[str, float]:
+    """What the sample list shows of a probe sample: each dimension's balanced
+    accuracy over its targets (NaN when a class of answer had no target, or
+    the dimension was not asked) and its replies without a usable answer."""
+    c = total([counts])
+    headline = {f"{d}_balanced": defined(balanced_of(d)(c)) for d in DIMENSIONS}
+    return headline | {"parse_failures": sum(summed(c, d, DIMENSION_KINDS[d], ["unparseable"]) for d in DIMENSIONS)}
+
+
 @scorer(metrics=PROBE_METRICS)
 def probe_scorer():
-    """The sample's probe outcomes counted per dimension x target kind; every probe in the metadata."""
+    """The sample's probe outcomes counted per dimension x target kind (in the
+    metadata, ``counts``, with every probe), its headline values as the value."""
 
     async def score(state: TaskState, target: Target) -> Score:
         records = state.store_as(ProbeState).records
@@ -146,9 +157,9 @@ def probe_scorer():
         passed = sum(r["outcome"] == "pass" for r in records)
         asked = sum(r["outcome"] != "skipped" for r in records)
         return Score(
-            value=counts,
+            value=probe_headline(counts),
             explanation=f"{passed} of {asked} probes passed ({len(records) - asked} skipped)",
-            metadata={"probes": records},
+            metadata={"probes": records, COUNTS: counts},
         )
 
     return score
