@@ -34,7 +34,7 @@ Ratio = Callable[..., float | None]
 
 
 class Summable(Protocol):
-    """A count record type: ``total`` sums score values into one record."""
+    """A count record type: ``total`` sums samples' counts into one record."""
 
     def total(self, records: Iterable[Mapping[str, Any]]) -> Any: ...
 

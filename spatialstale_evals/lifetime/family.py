@@ -1,6 +1,6 @@
 """The ``lifelong`` family's registry entry: what the matrix runs (each
 lifetime once per seed), its cost bounds, what a report record keeps (the
-score value: counts summed over episodes and per episode index), its own
+sample's counts: summed over episodes and per episode index), its own
 report tables, and its scripted agents (``diligent``, ``write_once``,
 ``amnesiac``)."""
 
@@ -36,7 +36,7 @@ def estimate(instances: Sequence[Instance], args: dict[str, Any], model: StandIn
 
 
 def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mapping[str, Any]) -> dict[str, Any]:
-    # the score value as one field (its per-episode keys vary with ``episodes``), read by ``lifetime_tables``
+    # the sample's counts as one field (its per-episode keys vary with ``episodes``), read by ``lifetime_tables``
     return {"value": dict(value)}
 
 

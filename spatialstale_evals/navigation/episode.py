@@ -19,7 +19,7 @@ from spatialstale_evals.world.staleness import change_kind
 
 #: The outcome of an episode that an Inspect limit (``--token-limit``,
 #: ``--time-limit``, ``--message-limit``) stopped first: neither success, death
-#: nor timeout, and counted apart (score value ``limit``).
+#: nor timeout, and counted apart (the count ``limit``).
 LIMIT = "limit"
 OUTCOMES = (SUCCESS, DEATH, TIMEOUT)
 REWARDS = {SUCCESS: 1.0, DEATH: -1.0}
