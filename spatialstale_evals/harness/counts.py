@@ -1,6 +1,6 @@
 """What is counted: the count records of a detect sample or a navigate
-episode (the keys of their ``Score.metadata["counts"]``), how one audit window is counted
-against the truth, and how records are summed.
+episode (the keys of their ``Score.metadata["counts"]``), how one audit
+window is counted against the truth, and how records are summed.
 
 Pure Python (no Inspect, no pandas). The ratios over these records are in
 ``harness/metrics.py``, where the task metrics and the report's tables both

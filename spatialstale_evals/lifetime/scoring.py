@@ -3,9 +3,9 @@
 A sample's counts (``Score.metadata["counts"]``) are a flat dict: over all
 its episodes (``success``, ``claims``, ``repairable`` ...) and per episode
 index (the same name with ``_<k>``, k from 1); its score value shows a few
-ratios of them (``HEADLINE_RATIOS``) and the episodes played. The metrics are ratios of counts summed over
-samples (micro averages, exact under epochs as the suite's other metrics):
-pooled, and per episode index in one grouped metric (``by_episode``). A ratio
+ratios of them (``HEADLINE_RATIOS``) and the episodes played. The metrics
+are ratios of counts summed over samples (micro averages, exact under epochs
+as the suite's other metrics): pooled, and per episode index in one grouped metric (``by_episode``). A ratio
 whose denominator is empty (no claims yet, nothing to repair) is NaN, not 0:
 "undefined" is not "never".
 """
