@@ -103,9 +103,11 @@ def test_every_log_metric_is_the_baselines(logs: dict[str, EvalLog]) -> None:
 
 def test_each_sample_shows_its_headline_values_and_keeps_its_counts(logs: dict[str, EvalLog]) -> None:
     """The value of every sample (epoch) is its family's headline values, at
-    most six; the counts are in the score's metadata, more of them than the value has."""
+    most six; the counts are in the score's metadata, more of them than the value has;
+    every task reduces its epochs with the suite's reducer."""
     for name, log in logs.items():
         family = RUNS[name][0]
+        assert log.eval.config.epochs_reducer == ["spatialstale_evals/counts_mean"], name
         for sample in log.samples or []:
             (score,) = (sample.scores or {}).values()
             assert set(score.value) == HEADLINES[family], (name, sample.id)
