@@ -33,6 +33,7 @@ from typing import Any
 
 from spatialstale_evals import local_model
 from spatialstale_evals.harness.counts import DetectionCounts, NavigationCounts
+from spatialstale_evals.harness.score_counts import counts_of
 from spatialstale_evals.quickstart_cost import QUICK_FACTORS, QUICK_TOKENS, QuickTask, quickstart_tasks
 
 __all__ = ["QUICK_FACTORS", "QUICK_TOKENS", "QuickTask", "hosted_eval_args", "main", "quickstart_tasks", "run_evals"]
@@ -254,8 +255,8 @@ def _duration(seconds: float) -> str:
 
 
 def score_values(samples: list[Any]) -> list[dict[str, Any]]:
-    """Every count record (``Score.value``) of ``samples``."""
-    return [score.value for s in samples for score in (s.scores or {}).values() if isinstance(score.value, dict)]
+    """Every count record (``Score.metadata["counts"]``) of ``samples``."""
+    return [c for s in samples for score in (s.scores or {}).values() if (c := counts_of(score)) is not None]
 
 
 def navigation_counts(samples: list[Any]) -> NavigationCounts:

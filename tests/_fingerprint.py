@@ -79,6 +79,11 @@ ADDED_COUNTS = ("distractors", "distractors_flagged")
 #: the view showed a death's entry, the trajectory map); left out of the
 #: score-metadata hash.
 ADDED_SCORE_METADATA = ("judged", *ADDED_COUNTS, "death_note", "map")
+#: Where a sample's counts are (``harness/score_counts.py``): every count a
+#: sample's score value held in the reference, which now shows a few headline
+#: values only; the fingerprint's ``value`` is the counts, from there or, in
+#: the reference, from the value, and the score-metadata hash leaves them out.
+COUNTS = "counts"
 #: A navigate score explanation draws the trajectory map after its first
 #: paragraph, which the reference's does not; the fingerprint keeps the first paragraph.
 EXPLANATION_PARAGRAPHS = 1
@@ -172,13 +177,13 @@ def digest(value: Any) -> str:
 
 def fingerprint(log: Any) -> dict[str, Any]:
     """Per (sample, epoch): hashes of each model call's input and tools, of the
-    sample's messages, metadata and score metadata; the score values in full."""
+    sample's messages, metadata and score metadata; the score's counts in full."""
     from inspect_ai.log import resolve_sample_attachments
 
     out: dict[str, Any] = {}
     family = log.eval.task.split("/")[-1]
     added = ADDED_METADATA + ADDED_TASK_METADATA.get(family, ())
-    dropped = CHANGED_KEYS + ADDED_SCORE_METADATA
+    dropped = CHANGED_KEYS + ADDED_SCORE_METADATA + (COUNTS,)
     for sample in log.samples or []:
         s = resolve_sample_attachments(sample, "full")
         events = [e for e in s.events if e.event == "model"]
@@ -197,7 +202,7 @@ def fingerprint(log: Any) -> dict[str, Any]:
             "messages": digest([m.model_dump(mode="json", exclude={"id"}) for m in s.messages]),
             "messages_are_calls": _dumps(s.messages) == _dumps(_conversation(events)),
             "metadata": digest(_drop(s.metadata, added)),
-            "value": score.value,
+            "value": (score.metadata or {}).get(COUNTS, score.value),
             "answer": score.answer,
             "explanation": "\n\n".join((score.explanation or "").split("\n\n")[:EXPLANATION_PARAGRAPHS]),
             "score_metadata": digest(_drop(score.metadata, dropped)),

@@ -104,7 +104,7 @@ def _family(log: EvalLog) -> str:
 
 
 def _value(sample: EvalSample) -> dict:
-    return next(iter(sample.scores.values())).value
+    return next(iter(sample.scores.values())).metadata["counts"]
 
 
 def _row(df, **match_):
@@ -406,7 +406,7 @@ def test_synthetic_correlation_equals_scipy(scripted: Path, tmp_path: Path) -> N
         s = det_t.samples[0].model_copy(deep=True)
         tp, fp, fn = (int(v) for v in rng.integers(1, 9, 3))
         f1[sid] = 2 * tp / (2 * tp + fp + fn)
-        value = {**s.scores["detection_scorer"].value, "tp": tp, "fp": fp, "fn": fn, "f1": f1[sid]}
+        value = {**s.scores["detection_scorer"].metadata["counts"], "tp": tp, "fp": fp, "fn": fn, "f1": f1[sid]}
         s.id, s.uuid, s.events, s.messages = sid, shortuuid.uuid(), [], []
         s.scores = {"detection_scorer": Score(value=value, metadata={"windows": []})}
         det_samples.append(s)
@@ -434,7 +434,7 @@ def test_reruns_partials_and_copies_are_counted_once(scripted: Path, tmp_path: P
             s.id, s.uuid, s.events, s.messages = sid, shortuuid.uuid(), [], []
             s.scores = {
                 "detection_scorer": Score(
-                    value={**s.scores["detection_scorer"].value, "tp": tp}, metadata={"windows": []}
+                    value={**s.scores["detection_scorer"].metadata["counts"], "tp": tp}, metadata={"windows": []}
                 )
             }
             out.append(s)
@@ -619,7 +619,7 @@ def test_matrix_resumes_after_a_kill_without_redoing_finished_tasks(tmp_path: Pa
     assert fresh.status == "success" and len(fresh.samples) == 4
 
     def values(log: EvalLog) -> dict:
-        return {(s.id, s.epoch): s.scores["navigation_scorer"].value for s in log.samples}
+        return {(s.id, s.epoch): s.scores["navigation_scorer"].metadata["counts"] for s in log.samples}
 
     assert values(resumed) == values(fresh)
 
@@ -745,9 +745,9 @@ def test_samples_stopped_by_a_limit_are_scored_and_reported(tmp_path: Path) -> N
         assert all(json.loads(s.store[INSTANCE_KEY])["id"] == s.id for s in log.samples)
     for s in nav.samples:
         score = s.scores["navigation_scorer"]
-        assert score.metadata["outcome"] == "limit" and score.value["limit"] == 1
+        assert score.metadata["outcome"] == "limit" and score.metadata["counts"]["limit"] == 1
         assert score.value["success"] + score.value["death"] + score.value["timeout"] == 0
-    assert all(s.scores["detection_scorer"].value["windows"] < 2 for s in det.samples)
+    assert all(s.scores["detection_scorer"].metadata["counts"]["windows"] < 2 for s in det.samples)
     report = build_report(log_dir, tmp_path / "report")
     assert (tmp_path / "report" / "REPORT.md").exists() and report.tables
 

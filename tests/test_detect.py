@@ -221,7 +221,7 @@ def metric(log, name: str) -> float:
 
 
 def sample_scores(log) -> dict[str, dict]:
-    return {s.id: next(iter(s.scores.values())).value for s in log.samples}
+    return {s.id: next(iter(s.scores.values())).metadata["counts"] for s in log.samples}
 
 
 def model_events(sample) -> list:

@@ -131,20 +131,20 @@ def test_a_perfect_editor_corrects_every_stale_entry(regime: str, tmp_path: Path
     assert metric(log, "f1") == 1.0
     for sample, inst in zip(log.samples, dataset.load(None, regime)[:5]):
         expected = sum(len(stale_cells(inst.g0, inst.grid_at(w.step))) for w in inst.windows)
-        value = sample.scores["detection_scorer"].value
+        value = sample.scores["detection_scorer"].metadata["counts"]
         assert value["corrections_right"] == value["corrections"] == expected > 0
         assert value["corrections_missing"] == 0
 
 
 def test_on_clean_memory_the_perfect_editor_proposes_nothing(tmp_path: Path) -> None:
     log = run(detect(regime="L0", output="edit"), limit=3, log_dir=str(tmp_path))
-    assert all(s.scores["detection_scorer"].value["corrections"] == 0 for s in log.samples)
+    assert all(s.scores["detection_scorer"].metadata["counts"]["corrections"] == 0 for s in log.samples)
 
 
 def test_the_default_output_has_no_edit_metrics_nor_counts(tmp_path: Path) -> None:
     log = run(detect(regime="L1"), limit=1, log_dir=str(tmp_path))
     assert "edit_accuracy" not in log.results.scores[0].metrics
-    assert "corrections" not in log.samples[0].scores["detection_scorer"].value
+    assert "corrections" not in log.samples[0].scores["detection_scorer"].metadata["counts"]
     assert all("corrected" not in j for w in log.samples[0].store["DetectionState:windows"] for j in w["judgements"])
 
 

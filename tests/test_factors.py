@@ -87,8 +87,8 @@ def model_inputs(log: EvalLog) -> list[list]:
 
 
 def totals(log: EvalLog) -> dict[str, float]:
-    keys = log.samples[0].scores["detection_scorer"].value
-    return {k: sum(s.scores["detection_scorer"].value[k] for s in log.samples) for k in keys if k != "f1"}
+    keys = log.samples[0].scores["detection_scorer"].metadata["counts"]
+    return {k: sum(s.scores["detection_scorer"].metadata["counts"][k] for s in log.samples) for k in keys if k != "f1"}
 
 
 def metric(log: EvalLog, name: str) -> float:

@@ -109,7 +109,7 @@ def test_a_killed_server_loses_and_doubles_nothing(local_server: LocalServer, tm
     assert kept == done_before  # the episodes finished before the kill were reused, not run again
     assert 1 <= asked_again <= (SAMPLES - len(done_before)) * MAX_STEPS
     for sample in finished[0].samples or []:
-        value = sample.scores["navigation_scorer"].value
+        value = sample.scores["navigation_scorer"].metadata["counts"]
         assert sum(value[k] for k in ("success", "death", "timeout", "limit")) == 1  # one outcome each
         assert 1 <= value["steps"] <= MAX_STEPS
     print(  # the docs' figures (pytest -s)

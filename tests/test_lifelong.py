@@ -81,7 +81,7 @@ def test_diligent_on_l0_keeps_true_notes_and_has_nothing_to_repair(diligent_logs
         for rec in recs[1:]:
             assert rec["notes"]["claims"] > 0 and rec["notes"]["claims_true"] == rec["notes"]["claims"]
         assert all(r["repair"]["repairable"] == 0 for r in recs)
-        value = sample.scores["lifelong_scorer"].value
+        value = sample.scores["lifelong_scorer"].metadata["counts"]
         assert value["success_3"] >= value["success_1"]  # what it learned helps (or it already succeeded)
     assert math.isnan(metrics["spatialstale_evals/repair_rate"]) and math.isnan(metrics["note_accuracy_1"])
     assert metrics["note_accuracy_2"] == metrics["note_accuracy_3"] == 1.0

@@ -78,7 +78,7 @@ def test_benefit_and_safety_tables_equal_the_samples(tmp_path: Path) -> None:
     )
     pct = {}
     for r, log in zip(runs, logs):
-        values = [s.scores["navigation_scorer"].value for s in log.samples]
+        values = [s.scores["navigation_scorer"].metadata["counts"] for s in log.samples]
         arm = r["strategy"] + ("[history]" if "filter_mode" in r else "")
         pct[(r["regime"], arm)] = {
             k: 100 * sum(v[k] for v in values) / len(values) for k in ("success", "death", "timeout")
@@ -113,7 +113,7 @@ def test_benefit_table_sets_full_observation_beside_each_radius_on_stale_regimes
     )
     pct = {}
     for (r, g, s), log in zip(runs, logs):
-        values = [x.scores["navigation_scorer"].value for x in log.samples]
+        values = [x.scores["navigation_scorer"].metadata["counts"] for x in log.samples]
         pct[(r, g, s)] = {k: 100 * sum(v[k] for v in values) / len(values) for k in ("success", "death")}
     table = build_report(tmp_path / "logs", tmp_path / "out").tables["benefit"]
     rows = table.to_dict("records")

@@ -10,8 +10,10 @@ hand-written audit windows and episode records), and
 
 - ``assert_agreeing_epochs_change_nothing``: equal epochs, under ``mean`` and
   ``mode``, give what one epoch of the scorer's own values gives;
-- ``run_metrics``: disagreeing epochs under ``mean`` (the tasks pin no reducer)
-  give the values worked out by hand below. The metrics pool counts over
+- ``run_metrics``: disagreeing epochs under ``counts_mean``, the reducer every
+  task pins (``harness/score_counts.py``: the headline values and the counts in
+  ``Score.metadata["counts"]`` averaged alike), give the values worked out by
+  hand below. The metrics pool counts over
   samples, so with equal epochs per sample the mean-reduced result is the
   pooled ratio over every (sample, epoch); the data is chosen so that a macro
   average (mean of per-sample ratios) or truncating a reduced count would give
@@ -32,11 +34,12 @@ import pytest_inspect_evals.metrics as epoch_replay
 from inspect_ai import Task
 from inspect_ai.scorer import Score, Target
 from inspect_ai.solver import TaskState
-from pytest_inspect_evals.metrics import assert_agreeing_epochs_change_nothing, run_metrics
+from pytest_inspect_evals.metrics import AGREEING_REDUCERS, assert_agreeing_epochs_change_nothing, run_metrics
 
 from spatialstale_evals.detection.windows import DETECTION_METRICS, detection_scorer
 from spatialstale_evals.harness import metrics
 from spatialstale_evals.harness.metrics import EDIT_METRICS
+from spatialstale_evals.harness.score_counts import counts_mean
 from spatialstale_evals.navigation.loop import NAVIGATION_METRICS, navigation_scorer
 
 METRICS_FILE = Path(metrics.__file__)
@@ -249,10 +252,10 @@ def test_every_metric_in_metrics_py_is_checked_here():
 
 def test_hand_written_scores_hold_the_scorers_keys():
     """The scores come from the real scorers, so every key a metric reads is there."""
-    assert DETECTION_EPOCHS[1][0].value["windows"] == 2
+    assert DETECTION_EPOCHS[1][0].metadata["counts"]["windows"] == 2
     assert DETECTION_EPOCHS[0][1].value["f1"] == pytest.approx(2 / 6)
-    assert NAVIGATION_EPOCHS[0][2].value["steps_if_death"] == 6
-    assert NAVIGATION_EPOCHS[0][2].value["steps_if_success"] == 0
+    assert NAVIGATION_EPOCHS[0][2].metadata["counts"]["steps_if_death"] == 6
+    assert NAVIGATION_EPOCHS[0][2].metadata["counts"]["steps_if_success"] == 0
 
 
 @pytest.mark.parametrize(
@@ -261,17 +264,18 @@ def test_hand_written_scores_hold_the_scorers_keys():
     ids=["detection", "edit", "navigation"],
 )
 def test_agreeing_epochs_change_nothing(group, epochs):
-    assert_agreeing_epochs_change_nothing(group, [score for sample in epochs for score in sample])
+    scores = [score for sample in epochs for score in sample]
+    assert_agreeing_epochs_change_nothing(group, scores, reducers=[*AGREEING_REDUCERS, counts_mean()])
 
 
 @pytest.fixture(scope="module")
 def detection_mean(_replay_without_a_model_turn) -> dict[str, Any]:
-    return run_metrics(DETECTION_METRICS, DETECTION_EPOCHS)
+    return run_metrics(DETECTION_METRICS, DETECTION_EPOCHS, reducer=counts_mean())
 
 
 @pytest.fixture(scope="module")
 def edit_mean(_replay_without_a_model_turn) -> dict[str, Any]:
-    return run_metrics(EDIT_METRICS, EDIT_EPOCHS)
+    return run_metrics(EDIT_METRICS, EDIT_EPOCHS, reducer=counts_mean())
 
 
 @pytest.mark.parametrize("name", list(EDIT_EXPECTED))
@@ -285,7 +289,7 @@ def test_edit_metrics_pool_alike_without_reduction(edit_mean):
 
 @pytest.fixture(scope="module")
 def navigation_mean(_replay_without_a_model_turn) -> dict[str, Any]:
-    return run_metrics(NAVIGATION_METRICS, NAVIGATION_EPOCHS)
+    return run_metrics(NAVIGATION_METRICS, NAVIGATION_EPOCHS, reducer=counts_mean())
 
 
 def test_disagreeing_epochs_report_every_metric(detection_mean, navigation_mean):
@@ -315,3 +319,30 @@ def test_mean_reducer_leaves_pooled_metrics_as_if_every_epoch_were_a_sample(dete
     reduced = {**detection_mean, **navigation_mean}
     pooled = set(reduced) - {"success_stderr", "death_stderr", "timeout_stderr"}
     assert {name: unreduced[name] for name in pooled} == pytest.approx({name: reduced[name] for name in pooled})
+
+
+def test_scores_of_logs_from_before_the_counts_moved_give_the_same_metrics(detection_mean, navigation_mean):
+    """A log written when the value held every count (no ``counts`` in the
+    metadata; Inspect's ``mean`` reduced them): the metrics read the value."""
+
+    def as_before(epochs: list[list[Score]]) -> list[list[Score]]:
+        return [[Score(value=dict(s.metadata["counts"])) for s in sample] for sample in epochs]
+
+    old = {
+        **run_metrics(DETECTION_METRICS, as_before(DETECTION_EPOCHS)),
+        **run_metrics(NAVIGATION_METRICS, as_before(NAVIGATION_EPOCHS)),
+    }
+    assert old == pytest.approx({**detection_mean, **navigation_mean}, nan_ok=True)
+
+
+def test_inspects_own_mean_would_leave_the_first_epochs_counts():
+    """Why every task pins ``counts_mean``: Inspect's ``mean`` (what
+    ``--epochs-reducer mean`` chooses) averages the value only and keeps the
+    first epoch's metadata, so a pooled ratio reads one epoch per sample
+    (recounted here from the first epochs' windows), while the metrics over the
+    headline values (``f1_mean``) stay as they were."""
+    first = [e[0].metadata["counts"] for e in DETECTION_EPOCHS]
+    values = run_metrics(DETECTION_METRICS, DETECTION_EPOCHS, reducer="mean")
+    tp, fp = sum(c["tp"] for c in first), sum(c["fp"] for c in first)
+    assert values["precision"] == pytest.approx(tp / (tp + fp)) != pytest.approx(DETECTION_EXPECTED["precision"])
+    assert values["f1_mean"] == pytest.approx(DETECTION_EXPECTED["f1_mean"])

@@ -331,16 +331,17 @@ def test_memory_agent_no_filter_matches_independent_simulation(memory_no_filter_
         for key in ("success", "death", "timeout"):
             assert score.value[key] == int(expected["outcome"] == key), (sample.id, key)
         assert score.value["steps"] == expected["steps"]
-        assert score.value["reward"] == {"success": 1.0, "death": -1.0, "timeout": 0.0}[expected["outcome"]]
+        reward = {"success": 1.0, "death": -1.0, "timeout": 0.0}[expected["outcome"]]
+        assert score.metadata["counts"]["reward"] == reward
         if expected["outcome"] == "death":
             # The planner only enters cells memory calls SAFE, so every death is on a
             # thawed cell whose (stale) entry was shown.
             r, c = expected["death_cell"]
             assert inst["g0"][r][c] == "F" and grid_after(inst, expected["steps"] - 1)[r][c] == "H"
-            assert score.value["death_on_stale"] == 1 and score.value["death_on_stale_shown"] == 1, sample.id
+            assert score.value["death_on_stale"] == score.metadata["counts"]["death_on_stale_shown"] == 1, sample.id
             assert got["death_on_stale_shown"] is True
         else:
-            assert score.value["death_on_stale"] == 0 and score.value["death_on_stale_shown"] == 0
+            assert score.value["death_on_stale"] == 0 and score.metadata["counts"]["death_on_stale_shown"] == 0
         outcomes[expected["outcome"]] += 1
     if regime in ("L1", "L2"):
         assert outcomes["death"] > 0, "trusting raw memory must kill on some pre-game thaw"
@@ -360,7 +361,7 @@ def test_score_and_metadata_shape(memory_no_filter_logs):
                 assert sample.metadata[key] == value
             assert sample.metadata["strategy"] == "no_filter" and sample.metadata["modality"] == "text"
             score = score_of(sample)
-            assert VALUE_KEYS <= set(score.value), VALUE_KEYS - set(score.value)
+            assert VALUE_KEYS <= set(score.metadata["counts"]), VALUE_KEYS - set(score.metadata["counts"])
             meta = score.metadata
             assert META_KEYS <= set(meta), META_KEYS - set(meta)
             steps = score.value["steps"]
@@ -373,8 +374,8 @@ def test_score_and_metadata_shape(memory_no_filter_logs):
                 assert meta["trajectory"][-1] == [7, 7] and meta["death_cell"] is None
             if meta["outcome"] == "death":
                 assert meta["death_cell"] == meta["trajectory"][-1]
-            assert score.value["tokens"] > 0
-            assert score.value["fallbacks"] == 0
+            assert score.metadata["counts"]["tokens"] > 0
+            assert score.metadata["counts"]["fallbacks"] == 0
             if regime == "L3":
                 fired = fired_events(inst, steps, meta["outcome"])
                 assert [e["step"] for e in meta["events_realized"]] == [e["step"] for e in fired]
@@ -414,7 +415,7 @@ def test_filtered_memory_agent_never_dies_on_stale_cell(memory_filtered_logs, re
         for audit in meta["audits"]:
             assert set(audit["removed"]) == stale_ids(inst, grid_after(inst, audit["step"])), sample.id
         expected_calls = 7 * len(windows) if strategy == "omcd" else 0
-        assert score.value["audit_calls"] == expected_calls, sample.id
+        assert score.metadata["counts"]["audit_calls"] == expected_calls, sample.id
         assert len(model_events(sample, navigator=False)) == expected_calls, sample.id
     if regime == "L3":
         assert any(len(score_of(s).metadata["audits"]) > 1 for s in log.samples), "no L3 re-audit exercised"
@@ -433,7 +434,7 @@ def test_omcd_batches_ceil_n_over_b(tmp_path):
         assert len(log.samples) == 3
         for sample in log.samples:
             score = score_of(sample)
-            assert score.value["audit_calls"] == expected
+            assert score.metadata["counts"]["audit_calls"] == expected
             audits = model_events(sample, navigator=False)
             assert len(audits) == expected
             sizes = [len(ENTRY_RE.findall(user_text(e.input))) for e in audits]
@@ -456,7 +457,7 @@ def test_omcd_reaudits_after_each_l3_event(memory_filtered_logs):
         fired = fired_events(inst, steps, score.metadata["outcome"])
         total_fired += len(fired)
         assert len(score.metadata["events_realized"]) == len(fired)
-        assert score.value["audit_calls"] == 7 * len(fired), sample.id
+        assert score.metadata["counts"]["audit_calls"] == 7 * len(fired), sample.id
         assert [a["step"] for a in score.metadata["audits"]] == [e["step"] for e in fired]
         kinds = [
             "nav" if any(t.name == "move" for t in e.tools) else "audit" for e in sample.events if e.event == "model"
@@ -484,9 +485,9 @@ def test_omcd_uses_auditor_role(tmp_path):
         meta = score.metadata
         assert meta["view_size"] == 0
         assert len(meta["audits"][0]["removed"]) == N_ENTRIES
-        assert score.value["audit_calls"] == 7
+        assert score.metadata["counts"]["audit_calls"] == 7
         assert meta["tokens"]["auditor"] == 7 * USAGE["total_tokens"]
-        assert score.value["tokens"] == meta["tokens"]["navigator"] + 7 * USAGE["total_tokens"]
+        assert score.metadata["counts"]["tokens"] == meta["tokens"]["navigator"] + 7 * USAGE["total_tokens"]
         audits = model_events(sample, navigator=False)
         assert [e.model for e in audits] == ["mockllm/model"] * 7
         navs = model_events(sample, navigator=True)
@@ -511,7 +512,7 @@ def test_self_verify_one_call_with_all_entries(tmp_path):
     for log in logs:
         for sample in log.samples:
             score = score_of(sample)
-            assert score.value["audit_calls"] == 1
+            assert score.metadata["counts"]["audit_calls"] == 1
             assert len(model_events(sample, navigator=False)) == 1
             assert len(score.metadata["audits"]) == 1
             assert score.metadata["audits"][0]["removed"] == ["mem_010", "mem_027"]
@@ -585,8 +586,8 @@ def check_junk_run(log, state, kinds):
         total_steps += steps
         assert meta["outcome"] == "success"
         assert st["decisions"] == steps  # one decision per step, junk included
-        assert score.value["fallbacks"] == len(fallback_kinds) == len(meta["fallbacks"])
-        assert score.value["extra_calls"] == int("two_calls" in kinds)
+        assert score.metadata["counts"]["fallbacks"] == len(fallback_kinds) == len(meta["fallbacks"])
+        assert score.metadata["counts"]["extra_calls"] == int("two_calls" in kinds)
         assert [f["step"] for f in meta["fallbacks"]] == sorted(st["emitted"][k] + 1 for k in fallback_kinds)
         for fb in meta["fallbacks"]:
             before, after = meta["trajectory"][fb["step"] - 1], meta["trajectory"][fb["step"]]
@@ -653,7 +654,7 @@ def test_history_zero_keeps_prompt_size_constant(bump_l3_log):
     for sample in bump_l3_log.samples:
         score = score_of(sample)
         assert score.metadata["outcome"] == "timeout" and score.value["steps"] == MAX_STEPS
-        assert score.value["timeout"] == 1 and score.value["reward"] == 0
+        assert score.value["timeout"] == 1 and score.metadata["counts"]["reward"] == 0
         navs = model_events(sample, navigator=True)
         assert len(navs) == MAX_STEPS
         assert {len(e.input) for e in navs} == {2}
@@ -844,7 +845,7 @@ def test_lowercase_and_padded_directions_are_moves_not_fallbacks(tmp_path):
 
     (log,) = run(navigate(regime="L3", strategy="no_memory"), mock(generate), tmp_path, sample_id="L3-000")
     score = score_of(log.samples[0])
-    assert score.value["fallbacks"] == 0
+    assert score.metadata["counts"]["fallbacks"] == 0
     assert score.metadata["actions"] == ["RIGHT", "DOWN", "DOWN", "DOWN"]
     assert score.metadata["trajectory"] == [list(c) for c in walk]
     assert score.metadata["outcome"] == "death"

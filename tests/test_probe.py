@@ -329,7 +329,7 @@ def test_junk_replies_are_counted_never_fatal(tmp_path) -> None:
     assert {r["outcome"] for r in moves if "direction" not in r} == {"unparseable"}
     valid = [r for r in moves if "direction" in r]
     assert valid and all(r["extra_calls"] == 1 and r["outcome"] in ("pass", "fail") for r in valid)
-    assert sum(s.scores["probe_scorer"].value["extra_calls"] for s in log.samples) == len(valid)
+    assert sum(s.scores["probe_scorer"].metadata["counts"]["extra_calls"] for s in log.samples) == len(valid)
     assert metric(log, "state_resolution") == 0.0 and metric(log, "premise_control") == 0.0
     problems = {re.sub(r":.*", "", r["problem"]) for r in asked}
     assert {"refusal", "answered about another cell", "no JSON object with 'state'"} <= problems
@@ -471,4 +471,6 @@ def test_a_scripted_run_repeats_exactly(tmp_path) -> None:
     a = run(probe(regime="L3", conversation="shared"), "spatialstale/random", tmp_path / "a", limit=3)
     b = run(probe(regime="L3", conversation="shared"), "spatialstale/random", tmp_path / "b", limit=3)
     assert probes(a) == probes(b) and [s.input for s in a.samples] == [s.input for s in b.samples]
-    assert [s.scores["probe_scorer"].value for s in a.samples] == [s.scores["probe_scorer"].value for s in b.samples]
+    assert [s.scores["probe_scorer"].metadata["counts"] for s in a.samples] == [
+        s.scores["probe_scorer"].metadata["counts"] for s in b.samples
+    ]

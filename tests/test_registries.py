@@ -156,7 +156,7 @@ def test_a_regime_registered_outside_the_package_runs_end_to_end(tmp_path: Path,
     )
     assert det.status == nav.status == "success"
     for sample in det.samples:
-        value = sample.scores["detection_scorer"].value
+        value = sample.scores["detection_scorer"].metadata["counts"]
         assert value["windows"] == 1 and value["tp"] == 2 and value["fp"] == value["fn"] == 0
     by_id = {row["id"]: row for row in rows}
     for sample in nav.samples:
@@ -190,7 +190,7 @@ def test_the_window_rule_decides_when_strategies_judge(tmp_path: Path) -> None:
             display="none",
         )
         assert all(log.status == "success" for log in logs)
-        assert all(s.scores["detection_scorer"].value["windows"] == 1 for s in logs[0].samples)
+        assert all(s.scores["detection_scorer"].metadata["counts"]["windows"] == 1 for s in logs[0].samples)
         for log in logs[1:]:
             for sample in log.samples:
                 record = sample.scores["navigation_scorer"].metadata

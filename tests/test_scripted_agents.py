@@ -16,7 +16,7 @@ from spatialstale_evals.navigate import navigate
 
 
 def _values(log) -> dict[tuple[str, int], dict]:
-    return {(s.id, s.epoch): next(iter(s.scores.values())).value for s in log.samples}
+    return {(s.id, s.epoch): next(iter(s.scores.values())).metadata["counts"] for s in log.samples}
 
 
 # The observer's navigation on every L1 and L2 instance, under every strategy:

@@ -358,7 +358,7 @@ def test_detect_16x16_runs_end_to_end(tmp_path):
     )  # fmt: skip
     assert log.status == "success", log.error
     assert log.results.scores[0].metrics["f1"].value == 1.0
-    value = log.samples[0].scores["detection_scorer"].value
+    value = log.samples[0].scores["detection_scorer"].metadata["counts"]
     rec = records("16x16", "L1")[0]
     stale = round(stale_ratio(rec) * 256)
     assert (value["tp"], value["fp"], value["fn"]) == (stale, 0, 0)

@@ -44,7 +44,7 @@ def run(tmp_path: Path, model: str = "spatialstale/stale-aware", grader: Any = "
 
 
 def values(log: EvalLog) -> dict[str, dict[str, float]]:
-    return {str(s.id): s.scores["stale_judge"].value for s in log.samples}
+    return {str(s.id): s.scores["stale_judge"].metadata["counts"] for s in log.samples}
 
 
 def metric(log: EvalLog, name: str) -> float:
@@ -485,7 +485,7 @@ def test_a_sample_stopped_by_a_limit_is_judged_on_what_it_answered(tmp_path: Pat
     for sample in log.samples:
         answered = list(sample.store["StaleState:answers"])
         assert answered == ["dim1"], (sample.id, answered)
-        value = sample.scores["stale_judge"].value
+        value = sample.scores["stale_judge"].metadata["counts"]
         own = {k: v for k, v in value.items() if k in CELLS}
         assert [k.split("_")[0] for k, v in own.items() if not math.isnan(v)] == ["dim1"]
         assert value["unanswered"] == 2 and value["judge_failed"] == 0

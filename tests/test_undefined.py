@@ -40,7 +40,7 @@ def test_l0_ratios_over_stale_things_are_nan_in_every_task(tmp_path: Path) -> No
     assert outcomes == ["success", "success"]
     assert math.isnan(nav["steps_death"]) and math.isnan(nav["steps_timeout"]) and nav["death_rate"] == 0.0
     # probe: no stale target on L0, so accuracy on stale targets is undefined; controls are measured
-    values = [s.scores["probe_scorer"].value for s in logs[2].samples]
+    values = [s.scores["probe_scorer"].metadata["counts"] for s in logs[2].samples]
     assert sum(v for value in values for k, v in value.items() if "_stale_" in k) == 0
     assert math.isnan(pro["state_resolution"]) and math.isnan(pro["premise_resistance"])
     assert pro["explicit_control"] == 1.0

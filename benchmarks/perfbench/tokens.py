@@ -48,7 +48,7 @@ def episode_tokens(log: EvalLog) -> list[dict[str, Any]]:
         events = model_events(s)
         nav = [usage_of(e) for e in events if e.tools]
         aud = [usage_of(e) for e in events if not e.tools]
-        value = s.scores["navigation_scorer"].value
+        value = s.scores["navigation_scorer"].metadata["counts"]
         row = {
             "steps": value["steps"],
             "nav_calls": len(nav),

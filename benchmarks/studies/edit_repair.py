@@ -47,7 +47,7 @@ def outcomes(log_dir: str, seeds: int, agent: str, **args: object) -> dict[str, 
     )
     if log.status != "success":
         raise RuntimeError(f"{agent} {args}: {log.error}")
-    return {str(s.id): s.scores["navigation_scorer"].value for s in log.samples or []}
+    return {str(s.id): s.scores["navigation_scorer"].metadata["counts"] for s in log.samples or []}
 
 
 def main() -> None:

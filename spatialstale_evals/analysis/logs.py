@@ -22,7 +22,7 @@ What gets counted:
 - Samples that ended in an error or have no score are not counted.
 
 The headers go through ``inspect_ai.analysis.evals_df`` and the samples
-through ``inspect_ai.analysis.samples_df`` (score values, score metadata such
+through ``inspect_ai.analysis.samples_df`` (the samples' counts, score metadata such
 as detection verdicts and trajectories, and the instance JSON).
 """
 

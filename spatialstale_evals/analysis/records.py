@@ -1,7 +1,8 @@
 """What the report reads from the samples of each task family: the
 ``samples_df`` columns built from the family's registry entry
 (``harness/family.py``: its scorer, what a record keeps of the score's
-metadata, whether records carry the instance).
+metadata, whether records carry the instance). A record's counts are the
+score's ``metadata["counts"]`` (``harness/score_counts.py``).
 
 ``logs.py`` finds and ranks the logs; this module reads one log's samples.
 """
@@ -17,6 +18,7 @@ from inspect_ai.analysis import SampleColumn, samples_df
 
 from spatialstale_evals.harness.family import families
 from spatialstale_evals.harness.samples import INSTANCE_KEY, LEGACY_INSTANCE_KEY
+from spatialstale_evals.harness.score_counts import counts_of
 
 
 def score_of(sample: Any, family: str) -> Any:
@@ -35,8 +37,10 @@ def sample_columns(family: str) -> list[SampleColumn]:
     spec = families()[family]
 
     def value(s: Any) -> str | None:
+        """The sample's counts (``Score.metadata["counts"]``; in a log written
+        before they moved there, the score value, which then held them)."""
         score = score_of(s, family)
-        return json.dumps(score.value) if score is not None else None
+        return json.dumps(counts_of(score)) if score is not None else None
 
     def detail(s: Any) -> str | None:
         score = score_of(s, family)

@@ -14,11 +14,12 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from spatialstale_evals.detection.explain import explanation_lines
 from spatialstale_evals.detection.state import DetectionState
 from spatialstale_evals.harness.audit import FORMATS, audit_entries, audit_span, audit_summary
-from spatialstale_evals.harness.counts import PARSE_KEYS, confusion, detection_value, edit_counts
+from spatialstale_evals.harness.counts import PARSE_KEYS, DetectionCounts, confusion, detection_value, edit_counts
 from spatialstale_evals.harness.memory_text import MemoryStyle, written
-from spatialstale_evals.harness.metrics import DETECTION_METRICS
+from spatialstale_evals.harness.metrics import DETECTION_METRICS, defined, precision_of, recall_of
 from spatialstale_evals.harness.observe import Observed
 from spatialstale_evals.harness.samples import InstanceSet, record_instance, stored_instance
+from spatialstale_evals.harness.score_counts import COUNTS
 from spatialstale_evals.world.instance import Instance, Window
 from spatialstale_evals.world.render import RenderStyle
 
@@ -113,9 +114,22 @@ def audit_windows(instances: InstanceSet, settings: DetectionSettings) -> Solver
     return solve
 
 
+def detection_headline(totals: dict[str, float]) -> dict[str, float]:
+    """What the sample list shows of a detect sample: its F1, precision and
+    recall (NaN when undefined) and its entries without a usable verdict."""
+    counts = DetectionCounts.total([totals])
+    return {
+        "f1": totals["f1"],
+        "precision": defined(precision_of(counts)),
+        "recall": defined(recall_of(counts)),
+        "parse_failures": totals["parse_failures"],
+    }
+
+
 @scorer(metrics=DETECTION_METRICS)
 def detection_scorer():
-    """Entry-level TP/FP/FN/TN pooled over the sample's windows; the
+    """Entry-level TP/FP/FN/TN pooled over the sample's windows: the headline
+    values as the score's value, every count in its metadata (``counts``); the
     explanation names, per window, the stale entries missed and the entries
     flagged wrongly (``explain.window_line``)."""
 
@@ -130,13 +144,13 @@ def detection_scorer():
         )
         named = explanation_lines(stored_instance(state), records)
         return Score(
-            value=totals,
+            value=detection_headline(totals),
             explanation=(
                 f"F1 {totals['f1']:.3f} (tp {totals['tp']}, fp {totals['fp']}, fn {totals['fn']}) over "
                 f"{len(records)} window(s); {totals['parse_failures']} entries without a usable verdict{edits}"
                 + (f"\n\n{named}" if named else "")
             ),
-            metadata={"windows": records},
+            metadata={"windows": records, COUNTS: totals},
         )
 
     return score

@@ -1,6 +1,6 @@
 """What is counted: the count records of a detect sample or a navigate
-episode (the keys of their ``Score.value``), how one audit window is counted
-against the truth, and how records are summed.
+episode (the keys of their ``Score.metadata["counts"]``), how one audit
+window is counted against the truth, and how records are summed.
 
 Pure Python (no Inspect, no pandas). The ratios over these records are in
 ``harness/metrics.py``, where the task metrics and the report's tables both
@@ -57,7 +57,7 @@ class Counts:
 
     @classmethod
     def total(cls: type[T], records: Iterable[Mapping[str, Any]]) -> T:
-        """The field-wise sum of ``records`` (score values or table rows; keys
+        """The field-wise sum of ``records`` (samples' counts or table rows; keys
         that are not fields are ignored, missing ones count 0)."""
         records = list(records)
         return cls(n=len(records), **sum_keys(records, [f.name for f in fields(cls) if f.name != "n"]))
@@ -185,7 +185,7 @@ def edit_counts(
 
 
 def detection_value(windows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """A detect sample's score value: every window's counts summed (the edit
+    """A detect sample's counts: every window's counts summed (the edit
     counts too when the windows have them), its F1 and the number of windows."""
     keys = (*DETECTION_KEYS, *(k for k in EDIT_KEYS if windows and k in windows[0]))
     totals: dict[str, float] = {key: sum(w.get(key, 0) for w in windows) for key in keys}

@@ -33,7 +33,9 @@ def no_detail(meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def value_fields(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mapping[str, Any]) -> dict[str, Any]:
-    """A record's own fields by default: every key of the score's value."""
+    """A record's own fields by default: every count of the sample (``value``:
+    its ``Score.metadata["counts"]``, or the score value of a log written before
+    the counts moved there)."""
     return dict(value)
 
 
@@ -68,13 +70,13 @@ class TaskFamily:
     Attributes:
         name: The ``@task``'s name (its module's too), and the ``task_family``
             the task writes into its metadata: a log is this family's when both match.
-        scorer: The scorer whose ``Score.value`` holds the sample's counts.
+        scorer: The scorer whose score holds the sample's counts (in ``Score.metadata["counts"]``).
         task: The ``@task`` function; None: the package's task of this name.
         dimensions: Task arguments that are the report's table dimensions
             (everything else that differs from the default makes a separate configuration).
         exclude: Sample fields the report does not read.
         detail: What of the score's metadata a record keeps.
-        record: A record's family fields from (task arguments, score value, detail).
+        record: A record's family fields from (task arguments, the sample's counts, detail).
         instance: Whether records carry the instance and its windows' truth.
         matrix: How the run matrix plans this family (None: not in the matrix).
         estimate: The cost of a planned task without a model call (None: not estimated).

@@ -12,10 +12,11 @@ cell) are built by ``named_metric``; the rest are ``@metric`` functions over
 per-episode rates and their standard errors are Inspect's own ``mean`` and
 ``stderr`` through ``aggregate``.
 
-Scores are dicts of counts. Pooled metrics sum the counts over all samples
-(micro averages), which stays exact under ``--epochs``: the default mean
-reducer scales every sample's counts by the same 1/epochs, and a ratio of sums
-does not notice.
+A sample's counts are in its ``Score.metadata["counts"]``, its
+``Score.value`` holds its headline values (``harness/score_counts.py``).
+Pooled metrics sum the counts over all samples (micro averages), which stays
+exact under ``--epochs``: the suite's reducer (``counts_mean``) scales every
+sample's counts by the same 1/epochs, and a ratio of sums does not notice.
 """
 
 from __future__ import annotations
@@ -27,12 +28,13 @@ from typing import Any, Protocol
 from inspect_ai.scorer import Metric, SampleScore, aggregate, mean, metric, stderr
 
 from spatialstale_evals.harness.counts import Counts, DetectionCounts, NavigationCounts, f1_from_counts, ratio
+from spatialstale_evals.harness.score_counts import metric_counts
 
 Ratio = Callable[..., float | None]
 
 
 class Summable(Protocol):
-    """A count record type: ``total`` sums score values into one record."""
+    """A count record type: ``total`` sums samples' counts into one record."""
 
     def total(self, records: Iterable[Mapping[str, Any]]) -> Any: ...
 
@@ -46,7 +48,7 @@ def pooled(ratio_of: Ratio, record: type[Counts] | Summable) -> Metric:
     """A task metric that sums every sample's counts into ``record`` and applies ``ratio_of`` (NaN when undefined)."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return defined(ratio_of(record.total(s.score.value for s in scores)))  # type: ignore[misc]
+        return defined(ratio_of(record.total(metric_counts(scores))))  # type: ignore[misc]
 
     return compute
 

@@ -30,6 +30,7 @@ from inspect_ai.solver import Solver
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, check_render, settings_from
 from spatialstale_evals.harness.params import changed, check_bool, check_choice, pick, reject_unknown
 from spatialstale_evals.harness.samples import InstanceSet
+from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.metadata import task_name, task_version
 from spatialstale_evals.world.dataset import SIZES
 from spatialstale_evals.world.instance import Instance
@@ -74,14 +75,18 @@ def image_args(fn: F) -> F:
     return fn
 
 
-def family_task(family: str, metadata: Mapping[str, Any], task_class: type[Task] = Task, **task_args: Any) -> Task:
+def family_task(
+    family: str, metadata: Mapping[str, Any], task_class: type[Task] = Task, epochs: int = 1, **task_args: Any
+) -> Task:
     """A task of ``family``: named as every run of it logs (``task_name``), at
-    the suite's version, its metadata ``task_family`` then ``metadata``;
-    ``task_args`` are the rest of ``Task``'s arguments."""
+    the suite's version, its metadata ``task_family`` then ``metadata``, its
+    ``epochs`` reduced by ``counts_mean`` (the pooled metrics' counts averaged
+    with the headline values); ``task_args`` are the rest of ``Task``'s arguments."""
     return task_class(
         name=task_name(family),
         version=task_version(),
         metadata={"task_family": family, **metadata},
+        epochs=counted_epochs(epochs),
         **task_args,
     )
 

@@ -1,6 +1,6 @@
 """The ``lifelong`` family's registry entry: what the matrix runs (each
 lifetime once per seed), its cost bounds, what a report record keeps (the
-score value: counts summed over episodes and per episode index), its own
+sample's counts: summed over episodes and per episode index), its own
 report tables and plot, its rows of the trust-gap view (hazard claims
 acted on), and its scripted agents (``diligent``, ``write_once``,
 ``amnesiac``)."""
@@ -44,7 +44,7 @@ def detail(meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mapping[str, Any]) -> dict[str, Any]:
-    # the score value and the hazard counts as one field (its per-episode keys vary with ``episodes``),
+    # the sample's counts and the hazard counts as one field (its per-episode keys vary with ``episodes``),
     # read by ``lifetime_tables``
     return {"value": dict(value) | dict(detail)}
 

@@ -1,10 +1,11 @@
 """The lifelong scorer and its metrics.
 
-A sample's score value is a flat dict of counts: over all its episodes
-(``success``, ``claims``, ``repairable`` ...) and per episode index (the same
-name with ``_<k>``, k from 1). The metrics are ratios of counts summed over
-samples (micro averages, exact under epochs as the suite's other metrics):
-pooled, and per episode index in one grouped metric (``by_episode``). A ratio
+A sample's counts (``Score.metadata["counts"]``) are a flat dict: over all
+its episodes (``success``, ``claims``, ``repairable`` ...) and per episode
+index (the same name with ``_<k>``, k from 1); its score value shows a few
+ratios of them (``HEADLINE_RATIOS``) and the episodes played. The metrics
+are ratios of counts summed over samples (micro averages, exact under epochs
+as the suite's other metrics): pooled, and per episode index in one grouped metric (``by_episode``). A ratio
 whose denominator is empty (no claims yet, nothing to repair) is NaN, not 0:
 "undefined" is not "never".
 """
@@ -20,6 +21,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import store_as
 
+from spatialstale_evals.harness.score_counts import COUNTS, metric_counts
 from spatialstale_evals.lifetime.episode import OUTCOMES, LifetimeState
 from spatialstale_evals.lifetime.notes import DEATH_CAUSES, NOTE_KEYS
 
@@ -111,7 +113,7 @@ def pooled_ratio(summed: Mapping[str, float], name: str, suffix: str = "") -> fl
 
 def _ratio_metric(name: str) -> Metric:
     def compute(scores: list[SampleScore]) -> float:
-        return pooled_ratio(totals(s.score.value for s in scores), name)  # type: ignore[misc]
+        return pooled_ratio(totals(metric_counts(scores)), name)
 
     return compute
 
@@ -193,7 +195,7 @@ def by_episode() -> Metric:
     under L1-L3."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        summed = totals(s.score.value for s in scores)  # type: ignore[misc]
+        summed = totals(metric_counts(scores))
         indices = sorted((m[1] for key in summed if (m := _INDEX.match(key))), key=lambda k: (len(k), k))
         return {f"{name}_{k}": pooled_ratio(summed, name, f"_{k}") for name in INDEXED_RATIOS for k in indices}
 
@@ -216,18 +218,29 @@ LIFELONG_METRICS = [
 ]
 
 
+#: What the sample list shows of a lifetime: these ratios of its own counts.
+HEADLINE_RATIOS = ("success_rate", "death_rate", "note_accuracy", "repair_rate", "hazard_claims")
+
+
+def lifelong_headline(counts: Mapping[str, float]) -> dict[str, float]:
+    """The lifetime's headline values: ``HEADLINE_RATIOS`` of its counts (NaN
+    when undefined) and the episodes it played."""
+    return {name: pooled_ratio(counts, name) for name in HEADLINE_RATIOS} | {"played": counts["played"]}
+
+
 @scorer(metrics=LIFELONG_METRICS)
 def lifelong_scorer(episodes: int):
-    """The lifetime's counts; its episode records as metadata."""
+    """The lifetime's headline values; its counts and episode records as metadata."""
 
     async def score(state: TaskState, target: Target) -> Score:
         records = store_as(LifetimeState).records
         outcomes = ", ".join(f"{r['episode']}: {r['outcome']}" for r in records) or "no episode played"
+        counts = score_value(records, episodes)
         return Score(
-            value=score_value(records, episodes),
+            value=lifelong_headline(counts),
             answer=outcomes,
             explanation=explanation(records),
-            metadata={"episodes": records},
+            metadata={"episodes": records, COUNTS: counts},
         )
 
     return score

@@ -1,7 +1,8 @@
-"""The lifelong task's report tables, from its samples' score values.
+"""The lifelong task's report tables, from its samples' counts.
 
-``lifetime_tables(records)`` takes one row per sample (epoch) with its score
-value (the dict, or its JSON text: the report's ``value`` column) and any
+``lifetime_tables(records)`` takes one row per sample (epoch) with its counts
+(``Score.metadata["counts"]``: the dict, or its JSON text: the report's
+``value`` column) and any
 grouping columns (``model``, ``regime``, ``agent`` ...) and returns, per
 group: success by episode index, note accuracy by episode index, a summary
 (outcome rates, note accuracy and coverage, repair rate, stale and hazard
@@ -27,6 +28,7 @@ from typing import Any
 
 import pandas as pd
 
+from spatialstale_evals.harness.score_counts import counts_of
 from spatialstale_evals.lifetime.notes import DEATH_CAUSES
 from spatialstale_evals.lifetime.scoring import pooled_ratio, ratio, totals
 
@@ -132,7 +134,8 @@ def hazard_rows(records: pd.DataFrame) -> pd.DataFrame:
 
 def records_from_logs(paths: Sequence[str]) -> pd.DataFrame:
     """One row per sample of lifelong logs: model, the task's grouping
-    arguments, the score value."""
+    arguments, the sample's counts (``Score.metadata["counts"]``, or the
+    score value of a log written before they moved there)."""
     from inspect_ai.log import read_eval_log
 
     rows = []
@@ -142,7 +145,7 @@ def records_from_logs(paths: Sequence[str]) -> pd.DataFrame:
         for sample in log.samples or []:
             score = (sample.scores or {}).get("lifelong_scorer")
             if score is not None:
-                value = dict(score.value) | acted_on_counts(score.metadata or {})  # type: ignore[arg-type]
+                value = dict(counts_of(score) or {}) | acted_on_counts(score.metadata or {})
                 rows.append({"model": log.eval.model, "regime": args.get("regime", "L2"), "value": value})
     return pd.DataFrame(rows)
 

@@ -20,7 +20,7 @@ from spatialstale_evals.world.staleness import change_kind
 
 #: The outcome of an episode that an Inspect limit (``--token-limit``,
 #: ``--time-limit``, ``--message-limit``) stopped first: neither success, death
-#: nor timeout, and counted apart (score value ``limit``).
+#: nor timeout, and counted apart (the count ``limit``).
 LIMIT = "limit"
 OUTCOMES = (SUCCESS, DEATH, TIMEOUT)
 REWARDS = {SUCCESS: 1.0, DEATH: -1.0}
@@ -201,7 +201,7 @@ def episode_record(episode: Episode, instance: Instance) -> dict[str, Any]:
 
 
 def score_value(record: dict[str, Any]) -> dict[str, Any]:
-    """The episode's ``Score.value``: counts the task metrics and the report sum."""
+    """The episode's counts (``Score.metadata["counts"]``): what the task metrics and the report sum."""
     outcome, steps = record["outcome"], record["steps"]
     flags = {k: int(outcome == k) for k in OUTCOMES}
     return {
@@ -217,6 +217,16 @@ def score_value(record: dict[str, Any]) -> dict[str, Any]:
         "audit_calls": record["audit_calls"],
         "tokens": sum(record["tokens"].values()),
     }
+
+
+#: What the sample list shows of an episode: its outcome (1/0 each), its
+#: steps and whether it died on a stale cell.
+HEADLINE_KEYS = (*OUTCOMES, "steps", "death_on_stale")
+
+
+def headline_value(counts: dict[str, Any]) -> dict[str, Any]:
+    """The episode's ``Score.value``: ``HEADLINE_KEYS`` of its counts."""
+    return {k: counts[k] for k in HEADLINE_KEYS}
 
 
 def score_explanation(record: dict[str, Any]) -> str:

@@ -41,11 +41,13 @@ from spatialstale_evals.harness.move import MOVE_TOOL
 from spatialstale_evals.harness.observe import Observation, Observed, observation, observation_parts, user_message
 from spatialstale_evals.harness.parsing import parse_move
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
+from spatialstale_evals.harness.score_counts import COUNTS
 from spatialstale_evals.navigation.episode import (
     LIMIT,
     Episode,
     due_entries,
     episode_record,
+    headline_value,
     score_explanation,
     score_value,
     step_line,
@@ -334,15 +336,18 @@ def navigation_loop(instances: InstanceSet, settings: NavigationSettings) -> Sol
 
 @scorer(metrics=NAVIGATION_METRICS)
 def navigation_scorer():
-    """Outcome of one episode, with what is needed to trace a death to its entry."""
+    """Outcome of one episode, with what is needed to trace a death to its
+    entry: the headline values as the score's value, every count in its
+    metadata (``counts``) beside the episode record."""
 
     async def score(state: TaskState, target: Target) -> Score:
         record: dict[str, Any] | None = state.store_as(NavigationState).episode
+        counts = score_value(record)
         return Score(
-            value=score_value(record),
+            value=headline_value(counts),
             answer=record["outcome"],
             explanation=score_explanation(record),
-            metadata=record,
+            metadata={**record, COUNTS: counts},
         )
 
     return score

@@ -77,7 +77,7 @@ def check_dimensions(dimensions: object) -> tuple[str, ...]:
 
 
 def count_key(dimension: str, kind: str, outcome: str) -> str:
-    """The ``Score.value`` key of one count: ``premise_stale_thaw_pass``."""
+    """The key of one count in a sample's counts (``Score.metadata["counts"]``): ``premise_stale_thaw_pass``."""
     return f"{dimension}_{kind}_{outcome}"
 
 

@@ -25,7 +25,8 @@ from inspect_ai.scorer import Metric, Score, Target, scorer
 from inspect_ai.solver import TaskState
 
 from spatialstale_evals.harness.counts import ratio, sum_keys
-from spatialstale_evals.harness.metrics import named_metric, pooled
+from spatialstale_evals.harness.metrics import defined, named_metric, pooled
+from spatialstale_evals.harness.score_counts import COUNTS
 from spatialstale_evals.probing.explain import explanation_lines
 from spatialstale_evals.probing.probes import (
     ANSWER_FLAGS,
@@ -137,10 +138,20 @@ def _metric(name: str, ratio_of: ProbeRatio) -> Metric:
 PROBE_METRICS = [_metric(name, ratio_of) for name, ratio_of in PROBE_RATIOS.items()]
 
 
+def probe_headline(counts: Mapping[str, float]) -> dict[str, float]:
+    """What the sample list shows of a probe sample: each dimension's balanced
+    accuracy over its targets (NaN when a class of answer had no target, or
+    the dimension was not asked) and its replies without a usable answer."""
+    c = total([counts])
+    headline = {f"{d}_balanced": defined(balanced_of(d)(c)) for d in DIMENSIONS}
+    return headline | {"parse_failures": sum(summed(c, d, DIMENSION_KINDS[d], ["unparseable"]) for d in DIMENSIONS)}
+
+
 @scorer(metrics=PROBE_METRICS)
 def probe_scorer():
-    """The sample's probe outcomes counted per dimension x target kind; every
-    probe in the metadata, and in the explanation one line each with its verdict."""
+    """The sample's probe outcomes counted per dimension x target kind (in the
+    metadata, ``counts``, with every probe), its headline values as the value;
+    in the explanation one line per probe with its verdict."""
 
     async def score(state: TaskState, target: Target) -> Score:
         records = state.store_as(ProbeState).records
@@ -149,10 +160,10 @@ def probe_scorer():
         asked = sum(r["outcome"] != "skipped" for r in records)
         lines = explanation_lines(records)
         return Score(
-            value=counts,
+            value=probe_headline(counts),
             explanation=f"{passed} of {asked} probes passed ({len(records) - asked} skipped)"
             + (f"\n\n{lines}" if lines else ""),
-            metadata={"probes": records},
+            metadata={"probes": records, COUNTS: counts},
         )
 
     return score

@@ -17,7 +17,7 @@ def detail(meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mapping[str, Any]) -> dict[str, Any]:
-    # the score value as one field: a table of records would give every record every cell's column
+    # the sample's counts as one field: a table of records would give every record every cell's column
     return {"value": dict(value), **detail}
 
 

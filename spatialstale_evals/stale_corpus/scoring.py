@@ -22,10 +22,12 @@ judge (counted, ``empty_answers``); an answer cut at a length limit (stop
 reason ``max_tokens`` or ``model_length``) is sent with a note telling the
 judge it was cut, and counted (``truncated_answers``).
 
-The score value is keyed by dimension x conflict type (``dim2_T1``), the
-sample's own type only, each 1.0 (pass), 0.0 (fail) or NaN (unscored); plus
-``judge_failed`` (0/1), ``unanswered``, ``empty_answers``,
-``truncated_answers`` and ``answer_chars``. A metric with nothing judged is
+The sample's counts (``Score.metadata["counts"]``) are keyed by dimension x
+conflict type (``dim2_T1``), the sample's own type only, each 1.0 (pass), 0.0
+(fail) or NaN (unscored); plus ``judge_failed`` (0/1), ``unanswered``,
+``empty_answers``, ``truncated_answers`` and ``answer_chars``. The score value
+shows each asked dimension's verdict by its name (``dim2``) and
+``judge_failed``. A metric with nothing judged is
 NaN, not 0.0 (the suite's other tasks log 0.0): a cell whose every judgement
 failed must not read as failed. ``overall`` is the mean of the six type x
 dimension cells, NaN when any of them has no judged answer (a run of one type
@@ -63,6 +65,7 @@ from spatialstale_evals.harness.loggable import REPLACED_KEY, loggable_output
 from spatialstale_evals.harness.metrics import defined, named_metric
 from spatialstale_evals.harness.parsing import CUT_STOP_REASONS
 from spatialstale_evals.harness.schemas import flag, obj, response_config, text
+from spatialstale_evals.harness.score_counts import COUNTS, metric_counts
 from spatialstale_evals.stale_corpus.corpus import STALE_DIMENSIONS, STALE_TYPES
 from spatialstale_evals.stale_corpus.judgement import StaleJudgement, judge_key, parse_stale_judgement
 from spatialstale_evals.stale_corpus.state import StaleState
@@ -182,6 +185,11 @@ def dimension_lines(
             cut = reason[:REASON_CHARS] + ("..." if len(reason) > REASON_CHARS else "")
             lines.append(f"- {d}: {'pass' if cell == 1.0 else 'fail'}: {cut or 'no reason given'}")
     return "\n".join(lines)
+def stale_headline(value: Mapping[str, Any], conflict_type: str, asked: Sequence[str]) -> dict[str, float | int]:
+    """What the sample list shows of a scenario: each asked dimension's verdict
+    by its name (``dim1``: 1.0 pass, 0.0 fail, NaN unscored), whatever the
+    scenario's conflict type, and whether the judge failed."""
+    return {d: value[cell_key(d, conflict_type)] for d in asked} | {"judge_failed": value["judge_failed"]}
 
 
 # -- ratios, for the task metrics and the report alike --------------------------
@@ -253,7 +261,7 @@ def _metric(name: str, ratio_of: StaleRatio) -> Metric:
     """The task metric ``name``: ``ratio_of`` over the sample values (NaN when nothing counts)."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return defined(ratio_of([s.score.value for s in scores if isinstance(s.score.value, Mapping)]))
+        return defined(ratio_of(metric_counts(scores)))
 
     return named_metric(name, compute)
 
@@ -303,7 +311,7 @@ def stale_judge(structured_output: bool = False):
         lines = dimension_lines(judgement, value, meta["type"], asked, answers)
         explanation += f"\n\n{lines}" if lines else ""
         return Score(
-            value=value,
+            value=stale_headline(value, meta["type"], asked),
             answer=" | ".join(a["answer"][:200] for a in answers.values()),
             explanation=explanation,
             metadata={
@@ -311,6 +319,7 @@ def stale_judge(structured_output: bool = False):
                 "answers": answers,
                 "judge": said,
                 "trim": meta.get("trim"),
+                COUNTS: value,
                 **({REPLACED_KEY: replaced} if (replaced := state.store.get(REPLACED_KEY, 0)) else {}),
             },
         )
