@@ -84,7 +84,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
         return None  # xdist's own reading of it
     if config.args_source != pytest.Config.ArgsSource.TESTPATHS:
         return 0
-    return max(2, len(os.sched_getaffinity(0)))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(2, cores)
 
 
 def _module(item: pytest.Item) -> str:
