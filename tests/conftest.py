@@ -23,6 +23,8 @@
   group, so the fixture runs once. Every other test goes to whichever worker is
   free. The groups run first, the longest (the local model's) first of all,
   so that no long group is left for last while the other worker idles.
+  xdist reports a grouped test's id with its group appended
+  (``tests/test_analysis.py::test_x@test_analysis``): drop the suffix to rerun it.
 - Inspect's per-task lookup of the distribution that ships a task, cached
   for the session (``_distribution_scan_cached``).
 """
