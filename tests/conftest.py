@@ -12,10 +12,26 @@
 - Hypothesis derandomized: the property tests draw the same examples on every
   run, so a run's verdict is reproducible (``--hypothesis-seed`` or
   ``HYPOTHESIS_PROFILE=explore`` draws afresh, to search for new failures).
+- Parallel runs (pytest-xdist; ``addopts`` in pyproject.toml): a run of the
+  whole suite (``python -m pytest``, no test named) takes two workers, or one
+  per core if there are more; a run that names its tests takes none
+  (``-n 2`` asks for workers anyway). Every worker is a process with its own
+  session, so what a session holds once must stay on one worker: the
+  ``local_model`` tests share one group (one server per run, which the fault
+  test kills and restarts while no other test uses it), and a module whose
+  tests share a module-scoped fixture (a scripted run they all read) is one
+  group, so the fixture runs once. Every other test goes to whichever worker is
+  free. The groups run first, the longest (the local model's) first of all,
+  so that no long group is left for last while the other worker idles.
+  xdist reports a grouped test's id with its group appended
+  (``tests/test_analysis.py::test_x@test_analysis``): drop the suffix to rerun it.
+- Inspect's per-task lookup of the distribution that ships a task, cached
+  for the session (``_distribution_scan_cached``).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 
@@ -35,6 +51,73 @@ families()  # the suite's own task families, registered before any test can add 
 settings.register_profile("ci", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+#: The xdist group of the tests that need the local model (marker ``local_model``).
+LOCAL_MODEL_GROUP = "local_model"
+#: Fixture scopes whose value a module's tests share (``session`` is the local server's: its own group).
+SHARED_SCOPES = ("module", "class", "package")
+
+
+def _distribution_scan_cached() -> None:
+    """Scan the installed distributions once per session, not once per task.
+
+    Inspect records which installed distribution ships each task it runs.
+    When no distribution named after the task's top-level module ships it (a
+    task defined in a test module; or the package imported from a checkout its
+    editable install does not point to, found first through ``PYTHONPATH``),
+    Inspect calls ``importlib.metadata.packages_distributions()``, which reads
+    every installed distribution's file list: about half a second per task.
+    Nothing is installed or removed while the suite runs, so the first scan's
+    answer stands for the session.
+    """
+    from inspect_ai._util import package
+
+    scan = getattr(package, "packages_distributions", None)
+    if scan is not None and not hasattr(scan, "cache_info"):
+        package.packages_distributions = functools.cache(scan)
+
+
+_distribution_scan_cached()
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: two workers for the whole suite (one per core above two); none when tests are named."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own reading of it
+    if config.args_source != pytest.Config.ArgsSource.TESTPATHS:
+        return 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(2, cores)
+
+
+def _module(item: pytest.Item) -> str:
+    """The test module's name (``test_analysis``): a group's name, which xdist appends to test ids (``...@name``)."""
+    return item.path.stem
+
+
+def _group(item: pytest.Item, shared_modules: set[str]) -> str | None:
+    if item.get_closest_marker("local_model"):
+        return LOCAL_MODEL_GROUP
+    return _module(item) if _module(item) in shared_modules else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (its own hook of the same name)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put every test in its xdist group and the groups first (see the module docstring)."""
+
+    def shares_a_fixture(item: pytest.Item) -> bool:
+        definitions = getattr(item, "_fixtureinfo", None)
+        if definitions is None:
+            return False
+        return any(defs[-1].scope in SHARED_SCOPES for defs in definitions.name2fixturedefs.values() if defs)
+
+    shared = {_module(item) for item in items if shares_a_fixture(item) and not item.get_closest_marker("local_model")}
+    groups = {item.nodeid: _group(item, shared) for item in items}
+    for item in items:
+        if groups[item.nodeid] is not None:
+            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+    rank = {LOCAL_MODEL_GROUP: 0}
+    items.sort(key=lambda item: rank.get(groups[item.nodeid], 1 if groups[item.nodeid] else 2))
 
 
 @pytest.fixture(autouse=True)
