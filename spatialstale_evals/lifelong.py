@@ -126,7 +126,7 @@ def lifelong(
     return family_task(
         "lifelong",
         {"regime": regime, **params},
-        dataset=lives.samples(params, params),
+        dataset=lives.samples(params),
         solver=lifelong_loop(lives, settings),
         scorer=lifelong_scorer(episodes),
         epochs=epochs,

@@ -41,10 +41,10 @@ class LifetimeSet:
         folder = Path(dataset).name if dataset is not None else world_dataset.DATASET_VERSION
         return cls(f"{folder}/{lifetimes.LIFETIME_DIR}/{regime}", lives, instances)
 
-    def samples(self, params: Mapping[str, Any], listed: Mapping[str, Any]) -> MemoryDataset:
+    def samples(self, params: Mapping[str, Any]) -> MemoryDataset:
         """One sample per lifetime; its input and target what ``inspect view``
-        shows (``explain.sample_text``: the solver builds the model's messages
-        itself). ``listed`` is not read: the input says what the parameters mean."""
+        shows (``explain.sample_text``, which says what the parameters mean; the
+        solver builds the model's messages itself)."""
         samples = [
             Sample(
                 id=life.id,
