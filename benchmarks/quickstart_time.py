@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import tempfile
 import time
 from datetime import date
-from pathlib import Path
 from typing import Any
+
+from perfbench.runner import cpu_name
 
 from spatialstale_evals import local_model, quickstart, quickstart_cost
 
@@ -59,17 +59,6 @@ def sample_tokens(sample: Any, navigate: bool) -> dict[str, float]:
         "step_output": statistics.mean(u.output_tokens for u in moves),
         "steps": len(moves),
     }
-
-
-def cpu_name() -> str:
-    """The CPU's model name (Linux), else what ``platform`` knows."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def calibration(

@@ -159,13 +159,14 @@ class PolicyTimer:
 
 
 def cpu_name() -> str:
+    """The CPU's model name (Linux), else what ``platform`` knows."""
     try:
         for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return ""
+    return platform.processor() or platform.machine()
 
 
 def machine() -> dict[str, Any]:
