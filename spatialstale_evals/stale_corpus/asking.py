@@ -32,6 +32,8 @@ class StaleSettings:
 
     dimensions: tuple[str, ...]
     conversation: str
+    #: Memory calls per probe in the memory-tool setting (``memory_access.py``); None in the prompt setting.
+    max_memory_calls: int | None = None
 
 
 def answer_record(query: str, output: Any) -> dict[str, Any]:

@@ -21,6 +21,7 @@ def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mappi
     return {"value": dict(value), **detail}
 
 
+REPLIERS = STALE_REPLIERS.items()
 FAMILY = register_family(
     TaskFamily(
         name="stale",
@@ -32,7 +33,7 @@ FAMILY = register_family(
         detail=detail,
         record=record,
         in_default_matrix=False,
-        # the corpus's scripted agents and judge: the reply to the last probe (or the judge prompt)
-        scripted_agents={name: (lambda messages, tools, seed, f=f: f(messages)) for name, f in STALE_REPLIERS.items()},
+        # the corpus's scripted agents and judge: the reply to the last probe, a memory call, or the judge's verdicts
+        scripted_agents={name: (lambda messages, tools, seed, f=f: f(messages, tools)) for name, f in REPLIERS},
     )
 )
