@@ -24,7 +24,8 @@ docs/memory.md, "Memory the agent fetches").
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -87,6 +88,24 @@ def stored_files() -> dict[str, str]:
     return dict(store_as(MemoryStore).files)
 
 
+@contextmanager
+def primed(files: Mapping[str, str]) -> Iterator[None]:
+    """The memory store primed with ``files`` within the block, emptied after it:
+    for a cost estimate, which runs the memory tool outside any sample (in the
+    store Inspect keeps for code outside a sample)."""
+    prime(files)
+    try:
+        yield
+    finally:
+        prime({})
+
+
+async def tool_answer(tool: Tool, files: Mapping[str, str], **arguments: Any) -> str:
+    """The memory tool's own answer to one call on a store of ``files`` (outside a sample)."""
+    with primed(files):
+        return str(await tool(**arguments))
+
+
 def tool_info(tool: Tool) -> ToolInfo:
     """A tool's definition as the model is sent it (the memory tool's: Claude 4+
     models bind it to Anthropic's native memory tool unless it is read-only)."""
@@ -129,6 +148,12 @@ class MemoryUse:
     writes: int = 0
     folder_views: int = 0
     reads: list[MemoryRead] = field(default_factory=list)
+
+    def add(self, other: MemoryUse) -> None:
+        """Add the use of another conversation to this one (an episode's steps)."""
+        for name in ("calls", "refused", "failed", "writes", "folder_views"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.reads += other.reads
 
     @property
     def bytes_read(self) -> int:
