@@ -173,6 +173,29 @@ def reader(newest: bool) -> Callable[[Sequence[ChatMessage], Sequence[ToolInfo]]
     return reply
 
 
+def bound_reader(every_file: bool) -> Callable[[Sequence[ChatMessage], Sequence[ToolInfo]], str | ModelOutput]:
+    """The readers of the memory-tool setting's cost bounds (``runs.cost.estimate_stale``;
+    not served as agents): a view of ``/memories``, then (``every_file``) every
+    session file once, oldest first, then the answer, from what was read as
+    ``stale-aware`` answers (without a file read: that it does not know)."""
+
+    def reply(messages: Sequence[ChatMessage], tools: Sequence[ToolInfo]) -> str | ModelOutput:
+        read = _answered(_this_probe(messages))
+        listing = read.get(ROOT)
+        if any(t.name == TOOL_NAME for t in tools) and listing is None:
+            return _view(ROOT, len(messages))
+        unread = [f for f in sorted(_FILE.findall(listing or "")) if f not in read]
+        if every_file and unread and any(t.name == TOOL_NAME for t in tools):
+            return _view(unread[0], len(messages))
+        query = content_words(next((m.text for m in reversed(messages) if isinstance(m, ChatMessageUser)), ""))
+        turns = [turn for path, text in read.items() if path != ROOT for turn in _user_turns(text)]
+        return choose(turns, query, newest=True) or NO_MEMORY
+
+    return reply
+
+
+#: The bound readers by bound (``bound_reader``).
+BOUND_READERS = {"low": bound_reader(every_file=False), "high": bound_reader(every_file=True)}
 #: The scripted repliers of the stale task by name (``spatialstale/<name>``): (messages, tools) -> a reply.
 STALE_REPLIERS: dict[str, Callable[[Sequence[ChatMessage], Sequence[ToolInfo]], str | ModelOutput]] = {
     "stale-aware": reader(newest=True),
