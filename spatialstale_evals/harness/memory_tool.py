@@ -37,6 +37,8 @@ from pydantic import Field
 #: Where the agent's memory is: in the prompt (the paper's and STALE's protocol) or in the memory store.
 MemoryAccess = Literal["prompt", "tool"]
 MEMORY_ACCESS: tuple[MemoryAccess, ...] = get_args(MemoryAccess)
+#: The report's section that shows the families' runs in either setting side by side (``analysis/access.py``).
+ACCESS_SECTION = "Memory in the prompt or fetched with the memory tool"
 #: The memory tool's root folder and its name in tool calls.
 ROOT, TOOL_NAME = "/memories", "memory"
 #: The answer to a call the tool failed on without reporting it (``{error}``: the exception's type).

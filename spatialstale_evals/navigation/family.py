@@ -10,6 +10,7 @@ from typing import Any
 
 from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
 from spatialstale_evals.harness.memory_text import FACTORS, SECTION_FACTORS
+from spatialstale_evals.harness.memory_tool import ACCESS_SECTION
 from spatialstale_evals.navigation.cost import estimate_navigate
 from spatialstale_evals.navigation.explain import sample_text
 from spatialstale_evals.navigation.memory_access import ACCESS_FACTORS
@@ -42,6 +43,7 @@ FAMILY = register_family(
             ("Navigation", ("navigation", "gain", "steps")),
             ("Memory that matters", ("benefit", "safety")),
             ("Trust gap", ("tax",)),
+            (ACCESS_SECTION, ("navigate_access",)),
         ),
         unit="episode",
         dimensions=("regime", "strategy", "modality"),

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from spatialstale_evals.harness.family import TaskFamily, register_family
+from spatialstale_evals.harness.memory_tool import ACCESS_SECTION
 from spatialstale_evals.stale_corpus.scripted import STALE_REPLIERS
 
 
@@ -26,7 +27,7 @@ FAMILY = register_family(
     TaskFamily(
         name="stale",
         scorer="stale_judge",
-        report_sections=(("STALE", ("stale", "stale_probe")),),
+        report_sections=(("STALE", ("stale", "stale_probe")), (ACCESS_SECTION, ("stale_access",))),
         unit="scenario",
         # types and dimensions stay in the config: runs that overlap in them are rows apart, not counted twice
         dimensions=(),
