@@ -15,8 +15,10 @@ store instead of the step prompt (docs/tasks.md#navigate, "Memory in the store")
   greedy fallback step.
 - The episode record keeps whether and when the agent read the file (each
   read: the step, the version, the entries on the lines it asked for) and
-  ``death_on_stale_read``: a death on a stale cell whose entry a read had
-  shown the agent with its claim before the fatal move, beside the
+  ``death_on_stale_read``: a death on a stale cell whose entry the agent's
+  latest read of its line before the fatal move showed with its claim (as
+  written or unverified; not marked, labelled out of date or corrected: as
+  ``death_on_stale_shown`` reads the view), beside the
   ``death_on_stale`` and ``death_on_stale_shown`` of every mode.
 """
 
@@ -98,16 +100,16 @@ class FetchedMemory:
         for read in use.reads:
             first, last = read.lines or (1, -1)
             shown = notes[max(first, 1) - 1 : None if last == -1 or last > len(notes) else last]
-            claims = [n.entry.id for n in shown if n.shows_claim]
+            claims = {n.entry.id: n.shows_claim for n in shown}
             self.reads.append({"step": step, "version": version, "entries": len(shown), "claims": claims,
                                "bytes": read.bytes, "cut": read.cut})  # fmt: skip
 
     def evidence(self, record: dict[str, Any]) -> dict[str, Any]:
         """What the episode record adds: the memory evidence, and whether the agent
         died on a stale cell whose entry a read had shown it with its claim."""
-        death_step = record["steps"]
-        read_before = {eid for r in self.reads if r["step"] < death_step for eid in r["claims"]}
-        died_on_read = bool(record["death_on_stale"]) and record["death_entry"] in read_before
+        entry, before = record["death_entry"], [r for r in self.reads if r["step"] < record["steps"]]
+        latest = next((r["claims"][entry] for r in reversed(before) if entry in r["claims"]), False)
+        died_on_read = bool(record["death_on_stale"]) and latest
         return {
             "memory": {
                 **{k: v for k, v in self.use.to_json().items() if k != "reads"},
