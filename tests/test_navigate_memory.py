@@ -95,6 +95,7 @@ def test_deaths_are_traced_to_what_was_read(logs) -> None:
             record = sample.store["NavigationState:episode"]
             counts = sample.scores["navigation_scorer"].metadata["counts"]
             assert counts["read_memory"] == 1 and counts["memory_reads"] == record["steps"]
+            assert counts["navigator_calls"] == 2 * record["steps"]  # a read, then the move
             assert record["death_on_stale_read"] == (record["death_on_stale"] and record["death_on_stale_shown"])
             deaths += record["death_on_stale_read"]
     assert deaths > 0, "some episode died on a stale entry it had read"

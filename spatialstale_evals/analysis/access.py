@@ -95,6 +95,10 @@ def _stale_cells(values: Sequence[Mapping[str, Any]], dims: Sequence[str], mode:
     answers = _answers(values, dims)
     judged = [a["verdict"] for a in answers if a["verdict"] is not None]
     out: dict[str, Any] = {f"{mode}_scenarios": len(values), f"{mode}_acc": nan(ratio(sum(judged), len(judged)))}
+    if mode == "prompt":  # one agent call an answered probe, of every dimension the scenario was asked
+        asked = [sum(any(f"{d}_{t}" in v for t in STALE_TYPES) for d in STALE_DIMENSIONS) for v in values]
+        answered = sum(a - v.get("unanswered", 0) for a, v in zip(asked, values))
+        out["prompt_calls"] = nan(ratio(answered, len(values)))
     if mode == "tool":
         tool = [v for v in values if "memory_calls" in v]
         judged_read = [(a["verdict"], a["read"]) for a in answers if a["verdict"] is not None and a["read"] is not None]
@@ -104,7 +108,7 @@ def _stale_cells(values: Sequence[Mapping[str, Any]], dims: Sequence[str], mode:
             "failed_read": sum((1 - v) * r for v, r in judged_read),
             "passed_unread": sum(v * (1 - r) for v, r in judged_read),
             "failed_unread": sum((1 - v) * (1 - r) for v, r in judged_read),
-            "model_calls": nan(ratio(sum(v["model_calls"] for v in tool), len(tool))),
+            "tool_calls": nan(ratio(sum(v["model_calls"] for v in tool), len(tool))),
             "memory_calls": nan(RETRIEVAL_RATIOS["memory_calls_per_scenario"](tool)),
         }
     return out
@@ -154,6 +158,8 @@ def _rates(g: pd.DataFrame, mode: str) -> dict[str, Any]:
 
     out = {f"{mode}_episodes": n, **{f"{mode}_{k}": mean(k) for k in ("success", "death", "timeout", "death_on_stale")}}
     out[f"{mode}_tokens"] = float(g["sample_tokens"].sum()) / n
+    calls = "navigator_calls" if mode == "tool" else "steps"  # the prompt setting: one call a step
+    out[f"{mode}_calls"] = float(g[calls].sum()) / n
     if mode == "tool":
         out |= {
             "read_memory": mean("read_memory"),

@@ -64,6 +64,8 @@ class FetchedMemory:
     versions: list[tuple[int, list[Note]]] = field(default_factory=list)
     use: MemoryUse = field(default_factory=MemoryUse)
     reads: list[dict[str, Any]] = field(default_factory=list)
+    #: The navigator's model calls (a step's replies: its memory calls, then the move).
+    model_calls: int = 0
 
     def __post_init__(self) -> None:
         self.info: ToolInfo = tool_info(self.tool)
@@ -89,6 +91,7 @@ class FetchedMemory:
             lambda messages, allowed: generate(messages), [user], self.tool, use, self.cap, NAVIGATE_MEMORY_LIMIT
         )
         self.note_reads(use, step)
+        self.model_calls += sum(isinstance(m, ChatMessageAssistant) for m in new)
         others = [c for c in last.tool_calls or [] if c.function != TOOL_NAME]
         return [user, *new], last.model_copy(update={"tool_calls": others or None})
 
@@ -116,19 +119,21 @@ class FetchedMemory:
                 "reads": [{k: v for k, v in r.items() if k != "claims"} for r in self.reads],
                 "read_steps": sorted({r["step"] for r in self.reads}),
                 "versions": [{"step": s, "entries": len(view)} for s, view in self.versions],
+                "model_calls": self.model_calls,
             },
             "death_on_stale_read": died_on_read,
         }
 
 
 def memory_counts(record: dict[str, Any]) -> dict[str, Any]:
-    """The episode's memory counts (none without the memory tool): its memory
-    calls (refused ones apart), reads of the file, whether it read the file at
+    """The episode's memory counts (none without the memory tool): the
+    navigator's model calls, its memory calls (refused ones apart), reads of the file, whether it read the file at
     all, and ``death_on_stale_read``."""
     found = record.get("memory")
     if found is None:
         return {}
     return {
+        "navigator_calls": found["model_calls"],
         "memory_calls": found["calls"],
         "memory_refused": found["refused"],
         "memory_reads": len(found["reads"]),
