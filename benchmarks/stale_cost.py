@@ -14,7 +14,8 @@ are the scripted ``stale-aware`` agent's, so output tokens, the judge's input
 and ``shared`` mode grow with a real model's longer answers (add about 3 x
 the answer length per scenario). With ``memory_access=tool`` the haystack is
 read only as far as the agent reads it: the rows give a low bound (one view of
-the memory folder a probe), the scripted ``stale-aware`` reader (exact for it)
+the memory folder in every conversation: each probe's in ``independent`` mode,
+the scenario's in ``shared``), the scripted ``stale-aware`` reader (exact for it)
 and a high bound (the folder and every session file read once in every
 conversation, no cap), each run through the task's own loop and the memory
 tool's own answers (cut, as Inspect cuts any tool's output, at 16 KiB).

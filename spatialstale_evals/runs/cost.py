@@ -138,9 +138,10 @@ def estimate_stale(bound: str | None = None, **args: Any) -> tuple[int, Cost, Co
 
     With ``memory_access=tool`` the loop reads the memory tool's own answers on
     each record's primed files: ``stale-aware``'s reads by default, or a bound
-    (``bound``): ``low``, one view of the folder a probe; ``high``, the folder and
-    every session file read once in every conversation (each probe's, in
-    ``independent`` mode), within no cap (``stale_corpus.scripted.BOUND_READERS``)."""
+    (``bound``): ``low``, one view of the folder in every conversation; ``high``,
+    the folder and every session file read once in every conversation (each
+    probe's in ``independent`` mode, the scenario's in ``shared``), within no cap
+    (``stale_corpus.scripted.BOUND_READERS``)."""
     task = families()["stale"].task_function()(**args)
     meta = task.metadata or {}
     tool = meta.get("memory_access") == "tool"

@@ -177,10 +177,11 @@ def bound_reader(every_file: bool) -> Callable[[Sequence[ChatMessage], Sequence[
     """The readers of the memory-tool setting's cost bounds (``runs.cost.estimate_stale``;
     not served as agents): a view of ``/memories``, then (``every_file``) every
     session file once, oldest first, then the answer, from what was read as
-    ``stale-aware`` answers (without a file read: that it does not know)."""
+    ``stale-aware`` answers (without a file read: that it does not know). Once
+    per conversation: in ``shared`` mode the later probes read nothing more."""
 
     def reply(messages: Sequence[ChatMessage], tools: Sequence[ToolInfo]) -> str | ModelOutput:
-        read = _answered(_this_probe(messages))
+        read = _answered(messages)
         listing = read.get(ROOT)
         if any(t.name == TOOL_NAME for t in tools) and listing is None:
             return _view(ROOT, len(messages))
