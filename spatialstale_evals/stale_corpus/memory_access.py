@@ -29,7 +29,7 @@ so Claude 4+ models get Anthropic's native memory tool) while it answers.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,13 +47,11 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolInfo, memory
 
 from spatialstale_evals.harness import prompts
-from spatialstale_evals.harness.loggable import loggable_output, record_replacements
+from spatialstale_evals.harness.loggable import loggable_output
 from spatialstale_evals.harness.memory_tool import TOOL_NAME, MemoryUse, fetch_replies, prime, tool_info
 from spatialstale_evals.harness.tokens import count_text_tokens
-from spatialstale_evals.stale_corpus.asking import StaleSettings, answer_record
+from spatialstale_evals.stale_corpus.asking import StaleSettings, answer_record, run_probes
 from spatialstale_evals.stale_corpus.corpus import Record, sample_metadata
-from spatialstale_evals.stale_corpus.scoring import require_grader
-from spatialstale_evals.stale_corpus.state import StaleState
 
 #: The folder of the session files.
 SESSION_FOLDER = "/memories/conversations"
@@ -199,18 +197,13 @@ def stale_memory_probes(settings: StaleSettings, haystacks: Haystacks) -> Solver
     with the memory tool; keep each answer and its evidence for the judge."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        require_grader()  # a missing grader role stops the sample before any model call
         record = haystacks.by_uid[str(state.sample_id)]
         prime(memory_files(record))
-        answers: dict[str, dict[str, Any]] = {}
-        state.store_as(StaleState).asked = list(settings.dimensions)
-        try:
-            system = state.messages[:1]
-            state.messages = await ask_from_memory(get_model(), system, record, settings, answers, memory())
-        finally:  # also when a limit stops the sample: the judge grades what was answered
-            state.store_as(StaleState).answers = answers
-            record_replacements(state.metadata)
-        state.output.completion = " | ".join(a["answer"] for a in answers.values())
-        return state
+        system = state.messages[:1]
+
+        def asking(answers: dict[str, dict[str, Any]]) -> Awaitable[list[ChatMessage]]:
+            return ask_from_memory(get_model(), system, record, settings, answers, memory())
+
+        return await run_probes(state, settings, asking)
 
     return solve
