@@ -2,7 +2,7 @@
 sample's transcript, from a small scripted run, for the tasks page
 (``docs/tasks.md``, "In inspect view").
 
-    python benchmarks/view_screenshots.py [--out docs/images/view] [--samples 3] [--port 7599]
+    python benchmarks/view_screenshots.py [--out docs/images/view] [--samples 3] [--port 7599] [--only stale-tool]
 
 It runs each task on a few samples with a scripted agent (no network, no key;
 an agent that gets some things wrong, so the scores and explanations have
@@ -12,7 +12,10 @@ opens the viewer's hash routes in Debian's headless ``chromium``,
     http://127.0.0.1:PORT/#/logs/<log file>/samples/                               the sample list
     http://127.0.0.1:PORT/#/logs/<log file>/samples/sample/<id>/<epoch>/transcript  one sample
 
-writing ``<task>-samples.png`` and ``<task>-transcript.png`` into ``--out``,
+writing ``<task>-samples.png`` and ``<task>-transcript.png`` into ``--out``
+(``--only`` takes just the runs named, and a setting of a task shown apart:
+``--only stale-tool --out docs/images``, the stale task with its history in
+the memory store),
 reduced to a 64-colour palette to keep them small. The viewer is a single-page
 app that parses the log after the page has loaded, so ``chromium --screenshot``
 alone photographs its loading screen; the browser is driven instead over its
@@ -63,6 +66,8 @@ class Shot:
     args: dict[str, Any]
     model: str
     roles: dict[str, str] = field(default_factory=dict)
+    #: The task, when the picture's name is not the task's (a setting of it shown apart).
+    task: str | None = None
 
 
 #: Per task: an agent whose run shows what the task scores (the memory agent trusts
@@ -78,20 +83,32 @@ SHOTS: dict[str, Callable[[], Shot]] = {
     ),
     "lifelong": lambda: Shot({"regime": "L2", "episodes": 3}, "spatialstale/write_once"),
 }
+#: Settings of a task shown apart, taken only when named (``--only``): the stale task with its
+#: history in the memory store (docs/memory.md; ``--out docs/images``), where the reader views
+#: the folder and the sessions, then answers.
+SETTINGS: dict[str, Callable[[], Shot]] = {
+    "stale-tool": lambda: Shot(
+        {"path": os.path.relpath(STALE_CORPUS), "memory_access": "tool"},
+        "spatialstale/stale-aware",
+        {"grader": "spatialstale/judge"},
+        task="stale",
+    ),
+}
 #: Browser window (CSS pixels) of each picture.
 WINDOW = {"samples": (1400, 560), "transcript": (1400, 1000)}
 
 
-def run_tasks(log_dir: Path, samples: int) -> dict[str, EvalLog]:
-    """Each task of ``TASKS`` on its first ``samples`` samples; its log by task."""
+def run_tasks(log_dir: Path, samples: int, only: list[str] | None = None) -> dict[str, EvalLog]:
+    """Each shot of ``SHOTS`` (every task of ``TASKS`` has one; ``only``: those
+    named, of ``SETTINGS`` too) on its task's first ``samples`` samples; its log by shot."""
     missing = [name for name in TASKS if name not in SHOTS]
     if missing:
         raise SystemExit(f"no screenshot run defined for task(s) {missing}: add them to SHOTS")
     logs = {}
-    for name in TASKS:
-        shot = SHOTS[name]()
+    for name in only or list(SHOTS):
+        shot = {**SHOTS, **SETTINGS}[name]()
         (log,) = inspect_eval(
-            task_functions()[name](**shot.args),
+            task_functions()[shot.task or name](**shot.args),
             model=shot.model,
             model_roles=shot.roles or None,
             limit=samples,
@@ -236,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=7599)
     parser.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds a page may take to load (120)")
+    parser.add_argument("--only", nargs="+", choices=[*SHOTS, *SETTINGS], help="just these (default: every task)")
     args = parser.parse_args(argv)
     began = time.perf_counter()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -243,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     log_dir = Path(tempfile.gettempdir()).resolve() / LOGS_NAME
     shutil.rmtree(log_dir, ignore_errors=True)
     try:
-        logs = run_tasks(log_dir, args.samples)
+        logs = run_tasks(log_dir, args.samples, args.only)
         ran = time.perf_counter() - began
         port = free_port(args.port)
         server = serve(log_dir, port)

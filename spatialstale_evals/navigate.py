@@ -21,13 +21,16 @@ from spatialstale_evals.harness.memory_text import (
     check_framing,
     check_memory,
 )
+from spatialstale_evals.harness.memory_tool import MEMORY_ACCESS, MemoryAccess
 from spatialstale_evals.harness.memory_view import FILTER_MODES, NEEDS_CORRECTIONS, FilterMode
+from spatialstale_evals.harness.metrics import NAVIGATION_METRICS
 from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
 from spatialstale_evals.harness.params import NotApplicable, changed, check_choice, check_positive_int, defaults
 from spatialstale_evals.harness.run_epochs import RunEpochsTask
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
 from spatialstale_evals.metadata import task_version
 from spatialstale_evals.navigation.loop import NavigationSettings, navigation_loop, navigation_scorer
+from spatialstale_evals.navigation.memory_access import DEFAULT_MAX_MEMORY_CALLS, TOOL_METRICS
 from spatialstale_evals.navigation.strategies import STRATEGIES, StrategyName
 from spatialstale_evals.world.dataset import Size
 from spatialstale_evals.world.observation import covers_grid
@@ -84,6 +87,21 @@ def check_args(
         )
 
 
+def check_access(strategy: str, memory_access: str, max_memory_calls: int, memory_position: str) -> None:
+    """The checks of ``memory_access`` and ``max_memory_calls`` (``NotApplicable``:
+    the memory tool for a strategy that shows no memory, a position of a memory
+    section that is not in the prompt, a cap of calls without the tool)."""
+    check_choice("memory_access", memory_access, MEMORY_ACCESS)
+    check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True)
+    if memory_access == "tool" and not STRATEGIES[strategy].shows_memory:
+        raise NotApplicable(f"memory_access=tool puts the memory view in the store; {strategy} shows no memory")
+    if memory_access == "tool" and memory_position != defaults(navigate)["memory_position"]:
+        where = "the memory section's place in the prompt; with memory_access=tool the notes are in the store"
+        raise NotApplicable(f"memory_position={memory_position}: {where}")
+    if memory_access != "tool" and max_memory_calls != defaults(navigate)["max_memory_calls"]:
+        raise NotApplicable(f"max_memory_calls={max_memory_calls}: the memory calls per step of memory_access=tool")
+
+
 @task
 @image_args
 def navigate(
@@ -109,6 +127,8 @@ def navigate(
     image_cell_px: int = CELL_PX,
     image_marker: Marker = "triangle",
     structured_output: bool = False,
+    memory_access: MemoryAccess = "prompt",
+    max_memory_calls: int = DEFAULT_MAX_MEMORY_CALLS,
     **unknown: Any,
 ) -> Task:
     """Navigation under stale memory: reach the goal with raw, filtered or no memory.
@@ -171,6 +191,12 @@ def navigate(
         structured_output: Pass the verdict schema as Inspect's ``response_schema``
             with every audit call (``omcd``, ``self_verify``; the moves are tool
             calls), for providers that constrain replies to it (docs/models.md).
+        memory_access: ``prompt`` (the paper: the memory view in every step's
+            prompt) or ``tool`` (the view in the file ``/memories/lake.md``,
+            read with Inspect's read-only memory tool, offered beside ``move``;
+            the prompt says where the notes are). docs/memory.md.
+        max_memory_calls: Memory calls per step with ``memory_access=tool``
+            (default 5); they take no step, calls past it are refused.
     """
     body = GridTaskBody(navigate, locals(), FACTORS)
     threshold = check_output(navigate, output, threshold)
@@ -184,6 +210,7 @@ def navigate(
             f"structured_output constrains the auditor's JSON verdicts; {strategy} asks no auditor "
             "(the navigator's moves are tool calls)"
         )
+    check_access(strategy, memory_access, max_memory_calls, memory_position)
     section = changed(navigate, {k: body.factors[k] for k in SECTION_FACTORS})
     if section and not STRATEGIES[strategy].shows_memory:
         named = ", ".join(f"{k}={v}" for k, v in section.items())
@@ -202,6 +229,15 @@ def navigate(
         "view_radius": view_radius,
         "filter_mode": filter_mode,
     }
+    access = {"memory_access": memory_access, "max_memory_calls": max_memory_calls}
+    tool = memory_access == "tool"
     return body.build(
-        params, NavigationSettings, navigation_loop, navigation_scorer(), task_class=RunEpochsTask, epochs=epochs
+        params | (access if tool else {}),  # the paper's protocol names neither: its samples stay as they were
+        NavigationSettings,
+        navigation_loop,
+        navigation_scorer(),
+        settings_args=access,
+        task_class=RunEpochsTask,
+        epochs=epochs,
+        **({"metrics": [*NAVIGATION_METRICS, *TOOL_METRICS]} if tool else {}),
     )

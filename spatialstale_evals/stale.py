@@ -1,10 +1,14 @@
 """SpatialSTALE ``stale``: the STALE corpus (Chao et al., 2026) through the same
-harness: each record's history as earlier conversation, its three probes,
-one judge call per scenario on the ``grader`` role (docs/specification.md#stale).
+harness: each record's history as earlier conversation (or, with
+``memory_access=tool``, primed into the memory store and fetched with the
+memory tool), its three probes, one judge call per scenario on the ``grader``
+role (docs/specification.md#stale).
 
     inspect eval spatialstale_evals/stale.py -T path=STALE.json --model openai/gpt-4o \\
         --model-role grader=openai/gpt-4o-mini
     inspect eval spatialstale_evals/stale.py -T path=tests/fixtures/stale_mini.json \\
+        --model spatialstale/stale-aware --model-role grader=spatialstale/judge
+    inspect eval spatialstale_evals/stale.py -T path=tests/fixtures/stale_mini.json -T memory_access=tool \\
         --model spatialstale/stale-aware --model-role grader=spatialstale/judge
 """
 
@@ -19,6 +23,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
 from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.memory_tool import MEMORY_ACCESS, MemoryAccess
 from spatialstale_evals.harness.params import (
     CONVERSATIONS,
     Conversation,
@@ -41,6 +46,12 @@ from spatialstale_evals.stale_corpus.corpus import (
     file_sha256,
     load_corpus,
     record_sample,
+)
+from spatialstale_evals.stale_corpus.memory_access import (
+    DEFAULT_MAX_MEMORY_CALLS,
+    Haystacks,
+    stale_memory_probes,
+    tool_sample,
 )
 from spatialstale_evals.stale_corpus.scoring import stale_judge, stale_metrics
 
@@ -96,6 +107,8 @@ def stale(
     strict: bool = True,
     hub_revision: str = HUB_REVISION,
     structured_output: bool = False,
+    memory_access: MemoryAccess = "prompt",
+    max_memory_calls: int = DEFAULT_MAX_MEMORY_CALLS,
     **unknown: Any,
 ) -> Task:
     """STALE's state resolution, premise resistance and implicit policy adaptation on its own corpus.
@@ -126,6 +139,14 @@ def stale(
             runs by, as ``file_sha256``).
         structured_output: Pass the verdict schema as Inspect's ``response_schema``
             with the judge's call (the agent's answers are free text).
+        memory_access: ``prompt`` (STALE's protocol: the history as earlier
+            conversation) or ``tool`` (STALE's memory-agent setting: every
+            session primed into the memory store as a file of
+            ``/memories/conversations``, read with Inspect's memory tool;
+            nothing is trimmed).
+        max_memory_calls: Memory calls per probe with ``memory_access=tool``
+            (default 10: a view of the folder and up to nine sessions); calls
+            past it are refused and counted, then the answer is asked for.
     """
     reject_unknown(stale, unknown)
     check_choice("conversation", conversation, CONVERSATIONS)
@@ -134,22 +155,38 @@ def stale(
     check_positive_int("context_tokens", context_tokens)
     check_bool("strict", strict)
     check_bool("structured_output", structured_output)
+    check_choice("memory_access", memory_access, MEMORY_ACCESS)
+    check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True)
+    tool = memory_access == "tool"
+    if tool and context_tokens != DEFAULT_CONTEXT_TOKENS:
+        raise NotApplicable(
+            f"context_tokens={context_tokens}: the history's budget in the prompt; "
+            "memory_access=tool primes every session into the store"
+        )
+    if not tool and max_memory_calls != DEFAULT_MAX_MEMORY_CALLS:
+        raise NotApplicable(f"max_memory_calls={max_memory_calls}: the memory calls per probe of memory_access=tool")
     if hub_revision != HUB_REVISION and source != "hub":
         raise NotApplicable(
             f"hub_revision={hub_revision!r}: the revision source=hub downloads; source={source} reads path"
         )
     file, commit = _corpus_file(path, source, hub_revision)
     corpus = load_corpus(file, strict=strict)
-    samples = [record_sample(r, context_tokens) for r in corpus.records if r.type in asked_types]
+    records = [r for r in corpus.records if r.type in asked_types]
+    samples = [tool_sample(r) if tool else record_sample(r, context_tokens) for r in records]
     if not samples:
         skipped = f" ({len(corpus.skipped)} skipped, the first: {corpus.skipped[0]})" if corpus.skipped else ""
         raise ValueError(f"{file} has no usable record of type {', '.join(asked_types)}{skipped}")
-    over = sum(bool(s.metadata and s.metadata["trim"]["over_budget"]) for s in samples)
+    over = sum(bool(s.metadata and s.metadata.get("trim", {}).get("over_budget")) for s in samples)
     if over:
         logger.warning(
             f"stale: {over} of {len(samples)} histories exceed context_tokens={context_tokens} even trimmed "
             "(their relevant sessions alone, or a flat history, which is one session): they are sent whole"
         )
+    if tool:
+        haystacks = Haystacks(file.stem, {r.uid: r for r in records})
+        probes = stale_memory_probes(StaleSettings(asked, conversation, max_memory_calls), haystacks)
+    else:
+        probes = stale_probes(StaleSettings(asked, conversation))
     return family_task(
         "stale",
         {
@@ -165,9 +202,10 @@ def stale(
             "skipped": list(corpus.skipped[:20]),
             "over_budget": over,
             "file_sha256": file_sha256(file),
+            **({"memory_access": memory_access, "max_memory_calls": max_memory_calls} if tool else {}),
         },
         dataset=MemoryDataset(samples, name=file.stem, location=str(file)),
-        solver=stale_probes(StaleSettings(asked, conversation)),
+        solver=probes,
         scorer=stale_judge(structured_output),
-        metrics=stale_metrics(asked, asked_types),
+        metrics=stale_metrics(asked, asked_types, tool),
     )

@@ -39,7 +39,6 @@ from spatialstale_evals.analysis.significance import holm, paired_wilcoxon
 from spatialstale_evals.analysis.tables import sort_table
 from spatialstale_evals.analysis.trust import RAW, WITHOUT_MEMORY, is_clean
 from spatialstale_evals.harness.family import TaskFamily, families
-from spatialstale_evals.harness.memory_text import FACTORS
 from spatialstale_evals.harness.params import choices
 
 CELL = ["model", "base_config", "modality", "regime"]
@@ -99,7 +98,7 @@ def tax_table(nav: pd.DataFrame, alpha: float, model_info: pd.DataFrame | None =
 
 def level_rank(label: str) -> tuple[Any, ...]:
     """Rows in a natural order: the paper's defaults, then one factor changed
-    (in the order of ``FACTORS``, each level in its declared order), then two..."""
+    (in the order of the navigate family's ``factors``, each level in its declared order), then two..."""
     if label == DEFAULT_LEVEL:
         return (0,)
     parts = [part.split("=", 1) for part in label.split(", ")]
@@ -109,7 +108,9 @@ def level_rank(label: str) -> tuple[Any, ...]:
             levels = [str(v) for v in choices(families()["navigate"].task_function(), name)]
         except TypeError:  # not a Literal: a number
             levels = []
-        keys.append((FACTORS.index(name), levels.index(value) if value in levels else _number(value)))
+        keys.append(
+            (families()["navigate"].factors.index(name), levels.index(value) if value in levels else _number(value))
+        )
     return (len(parts), *keys)
 
 

@@ -57,6 +57,23 @@ NOTES = {
         "task, accuracy on stale targets, scored from the truth; balanced adds its controls). dim1 = explicit, "
         "dim2 = premise, dim3 = implicit."
     ),
+    "navigate_access": (
+        "The same strategy's memory view in every step's prompt (prompt: the paper's protocol) and as the file "
+        "/memories/lake.md behind the read-only memory tool (tool), on the same seeds. The episodes and the view "
+        "are the same; what differs is that the agent must fetch the view, and pays for it. 'death on stale' counts "
+        "deaths on a changed cell in either setting; 'of it read' only those whose entry the agent had read, with its "
+        "claim, before the fatal move. p: paired Wilcoxon signed-rank tests of per-seed rates (tool against prompt), "
+        "Holm-adjusted within each model x config x regime x modality."
+    ),
+    "stale_access": (
+        "STALE's probes after the history in the conversation (prompt: trimmed to context_tokens) and with every "
+        "session in the memory store, read with the memory tool (tool: STALE's memory-agent setting; the whole "
+        "haystack, max_memory_calls a probe). The same judge grades both. In the tool setting each answer is split "
+        "by retrieval: 'read' when the session holding the new state (relevant_session_index's last) had been read "
+        "before the answer; a failure with it read is arbitration (it saw the update and kept the old fact), "
+        "without it retrieval. Tokens: agent and judge. p: paired Wilcoxon signed-rank test of per-scenario "
+        "accuracy on the scenarios judged in both, Holm-adjusted over the table."
+    ),
     "tax": (
         "The Memory Trust Gap's headline quantity in SpatialSTALE's terms: how many more episodes end in a "
         "hole when the agent is shown every entry as written (no_filter) than when it is shown none (no_memory), "

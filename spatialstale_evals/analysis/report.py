@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from spatialstale_evals import paper
-from spatialstale_evals.analysis import gap, inference, plots, probes, stale, tables, trust
+from spatialstale_evals.analysis import access, gap, inference, plots, probes, stale, tables, trust
 from spatialstale_evals.analysis import logs as logs_mod
 from spatialstale_evals.analysis.families import extra_sections, plain_markdown
 from spatialstale_evals.analysis.layout import MAIN_TABLES, MISSING, SPECS, TITLES, Spec
@@ -143,6 +143,8 @@ def compute_tables(
         "probe": probes.probe_table(logset.probe),
         "stale": stale.stale_table(logset.stale),
         "stale_probe": stale.stale_probe_table(logset.stale, logset.probe),
+        "navigate_access": access.navigate_access_table(nav),
+        "stale_access": access.stale_access_table(logset.stale),
         "correlation": inference.correlation_table(det, nav),
         "path_recall": inference.path_recall_table(det, nav),
         "inputs": _inputs_table(logset.evals),

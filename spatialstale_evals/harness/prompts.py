@@ -29,13 +29,17 @@ templates and ``inspect view`` joined with nothing between them (the last
 memory note ran into the image caption: "...safe to walkCurrent observation:").
 Every text-only message, so every text-mode prompt, is sent byte for byte as
 before (``tests/test_determinism.py``).
+2.4 (and STALE's 1.2) added the strings of ``memory_access=tool`` (navigate's
+``NAVIGATE_MEMORY_TOOL`` here, the memory calls' refusal in
+``navigation/memory_access.py``; STALE's system message and refusal in
+``stale_corpus/memory_access.py``); no earlier text changed.
 """
 
 from __future__ import annotations
 
 import re
 
-PROMPT_VERSION = "2.3"
+PROMPT_VERSION = "2.4"
 
 #: What each cell type is, in the colour key of an image caption (``?`` only
 #: in an image with cells out of view).
@@ -131,6 +135,8 @@ IMAGE_LABELS = {
 
 NAVIGATE_MEMORY = "Memory notes ({count}):\n{entries}"
 NAVIGATE_MEMORY_EMPTY = "Memory notes: none remain."
+#: Where the memory section stands with ``memory_access=tool``: the notes are in the memory store.
+NAVIGATE_MEMORY_TOOL = "Your memory notes about the lake are in your memory directory, /memories."
 
 # -- how memory is written (``memory_style``) ----------------------------------------
 
@@ -225,7 +231,7 @@ agent should step on it."""
 
 # -- the stale task: STALE's corpus; its own version, so a change here moves no other family's version --
 
-STALE_PROMPT_VERSION = "1.1"
+STALE_PROMPT_VERSION = "1.2"
 #: The agent's system message: who it is and what the earlier turns are. Like
 #: the navigator's default it says nothing about memory going out of date.
 STALE_SYSTEM = """\

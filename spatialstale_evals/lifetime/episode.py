@@ -16,6 +16,7 @@ from inspect_ai.util import StoreModel
 from pydantic import Field
 
 from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.memory_tool import MemoryStore as MemoryStore  # the store lifelong reads
 from spatialstale_evals.world.env import ACTION_IDS, DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import HOLE, Cell, Grid, goal_of, greedy_direction
 from spatialstale_evals.world.observation import in_view, visible_grid
@@ -23,18 +24,6 @@ from spatialstale_evals.world.observation import in_view, visible_grid
 #: The outcome of an episode an Inspect limit stopped first (counted apart).
 LIMIT = "limit"
 OUTCOMES = (SUCCESS, DEATH, TIMEOUT, LIMIT)
-
-class MemoryStore(StoreModel):
-    """The memory tool's files, read and seeded through Inspect's public
-    ``StoreModel`` API: a store model's keys are its class name and field
-    names, so this class, named and shaped as Inspect's memory tool's own
-    (``memory()`` keeps its files in ``MemoryStore.files``), reads and writes
-    the very same per-sample entries (a test checks that it sees what the
-    tool wrote)."""
-
-    seeding_complete: bool = Field(default=False)
-    files: dict[str, str] = Field(default_factory=dict)
-    dirs: list[str] = Field(default_factory=list)
 
 
 class LifetimeState(StoreModel):

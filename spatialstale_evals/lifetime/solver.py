@@ -189,9 +189,7 @@ class Conversation:
     async def write_back(self) -> None:
         """The turn after the episode: its outcome, and only the memory tool."""
         ep, s = self.episode, self.settings
-        after = (
-            prompts.NEXT_EPISODE.format(episode=ep.index + 1) if ep.index < s.episodes else prompts.LAST_EPISODE
-        )
+        after = prompts.NEXT_EPISODE.format(episode=ep.index + 1) if ep.index < s.episodes else prompts.LAST_EPISODE
         text = prompts.WRITE_BACK.format(
             episode=ep.index, episodes=s.episodes, outcome=ep.outcome, steps=ep.env.steps, next_episode=after,
             max_memory_calls=s.max_memory_calls,

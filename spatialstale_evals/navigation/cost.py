@@ -14,14 +14,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from inspect_ai.model import ChatMessageSystem
+from inspect_ai.tool import memory
 
 from spatialstale_evals.harness.cost import Cost, StandIn, audit_cost
 from spatialstale_evals.harness.memory_text import system_prompt, written
-from spatialstale_evals.harness.memory_view import Decision
+from spatialstale_evals.harness.memory_tool import TOOL_NAME, tool_answer, tool_info
+from spatialstale_evals.harness.memory_view import Decision, Note
 from spatialstale_evals.harness.observe import Observation, settings_from
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
 from spatialstale_evals.navigation.episode import Episode, due_entries
 from spatialstale_evals.navigation.loop import MOVE_TOOL, NavigationSettings, step_message
+from spatialstale_evals.navigation.memory_access import LAKE_FILE, lake_file
 from spatialstale_evals.navigation.strategies import MOMENTS, STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.grid import Cell, goal_of, shortest_path, start_of
@@ -69,21 +72,53 @@ def start_verdict(inst: Instance, policy: MemoryPolicy, radius: int | None, outp
     return Verdict(decisions, dict.fromkeys((e.id for e in stale), 0), corrections)
 
 
+def start_view(inst: Instance, settings: NavigationSettings, radius: int | None = None) -> list[Note]:
+    """The memory view the policy leaves before the first step of ``inst``."""
+    s, policy = settings, STRATEGIES[settings.strategy]
+    start = start_verdict(inst, policy, radius, s.output, s.threshold)
+    return policy.view(inst.memory, start.decisions, s.filter_mode, start.steps, start.corrections)
+
+
 def step_prompt_tokens(inst: Instance, settings: NavigationSettings, radius: int | None = None) -> int:
     """Input tokens of one navigation step of ``inst`` (its store as written):
-    system prompt, the memory view the policy leaves at the start, observation,
-    position, tool."""
+    system prompt, the memory view the policy leaves at the start (or, with the
+    memory tool, the line saying where it is), observation, position, tools."""
     s, policy = settings, STRATEGIES[settings.strategy]
     env = DynamicFrozenLakeEnv(inst)
     env.reset()
-    start = start_verdict(inst, policy, radius, s.output, s.threshold)
-    view = policy.view(inst.memory, start.decisions, s.filter_mode, start.steps, start.corrections)
-    episode = Episode(env, view, view_radius=radius)
+    episode = Episode(env, start_view(inst, s, radius), view_radius=radius)
     messages = [
         ChatMessageSystem(content=system_prompt(s.memory_framing)),
-        step_message(episode, s.observation, policy, s.memory_position),
+        step_message(episode, s.observation, policy, s.memory_position, s.memory_access),
     ]
-    return count_input_tokens(messages, [MOVE_TOOL])
+    tools = [MOVE_TOOL, tool_info(memory(readonly=True))] if s.memory_access == "tool" else [MOVE_TOOL]
+    return count_input_tokens(messages, tools)
+
+
+#: The memory call that reads the lake file, as a reply holds it.
+READ_CALL = {"command": "view", "path": LAKE_FILE}
+READ_CALL_TOKENS = count_text_tokens(TOOL_NAME + json.dumps(READ_CALL))
+
+
+def read_tokens(inst: Instance, settings: NavigationSettings, radius: int | None = None) -> int:
+    """Tokens one read of the lake file adds to a step's next request: the call
+    and the memory tool's own answer, for the file of the view at the start."""
+    text = lake_file(start_view(inst, settings, radius))
+    answer = asyncio.run(tool_answer(memory(readonly=True), {LAKE_FILE: text}, **READ_CALL))
+    return READ_CALL_TOKENS + count_text_tokens(answer)
+
+
+def fetch_walk(per_step: int, read: int, reads: Sequence[int], history: int) -> Cost:
+    """A walk of ``len(reads)`` steps with ``reads[k]`` reads of the lake file at
+    step k, each read another request that holds the step's earlier reads;
+    each kept earlier turn (``history``) counted as a step with the most reads
+    (an upper estimate of a turn's size)."""
+    turn, total = per_step + max(reads, default=0) * read, Cost()
+    for k, r in enumerate(reads):
+        kept = min(history, k) * turn
+        inputs = (r + 1) * (kept + per_step) + read * r * (r + 1) // 2
+        total += Cost(r + 1, inputs, r * READ_CALL_TOKENS + MOVE_OUTPUT_TOKENS)
+    return total
 
 
 def episode_audits(
@@ -166,7 +201,9 @@ def estimate_navigate(instances: Sequence[Instance], args: dict[str, Any], model
     low = every episode walks a shortest path of the true grid (what a perfect
     agent costs); high = every episode uses its whole budget. Under partial
     observability the audits of the low bound are those of that walk; the
-    high bound audits every entry alone once per window it judges."""
+    high bound audits every entry alone once per window it judges. With the
+    memory tool the low walk reads the lake file once, at its first step; the
+    high walk ``max_memory_calls`` times at every step (``fetch_walk``)."""
     s, epochs = settings_from(NavigationSettings, args), args["epochs"]
     policy, obs, batch_size = STRATEGIES[s.strategy], s.observation, s.batch_size
     low = high = Cost()
@@ -188,8 +225,12 @@ def estimate_navigate(instances: Sequence[Instance], args: dict[str, Any], model
                 else Cost()
             )
             audits_high = each * len(judged_windows(inst, policy, budget))
+        read = read_tokens(inst, s, radius) if s.memory_access == "tool" else 0
         for steps, audits, bound in ((shortest, audits_low, "low"), (budget, audits_high, "high")):
             walk = Cost(steps, prompt_tokens(per_step, steps, s.history), steps * MOVE_OUTPUT_TOKENS)
+            if read:
+                reads = [1] + [0] * (steps - 1) if bound == "low" else [s.max_memory_calls] * steps
+                walk = fetch_walk(per_step, read, reads, s.history)
             cost = (walk + audits) * epochs
             low, high = (low + cost, high) if bound == "low" else (low, high + cost)
     return low, high

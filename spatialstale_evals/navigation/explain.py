@@ -28,6 +28,8 @@ def sample_text(instance: Instance, params: Mapping[str, Any]) -> tuple[str, str
     radius = params.get("view_radius")
     seen = f", seeing {radius} cells around itself" if radius is not None else ""
     changes = ", the lake changing as it walks" if instance.events else ""
+    if params.get("memory_access") == "tool" and strategy.shows_memory:
+        changes += ", its memory in /memories/lake.md (the memory tool)"
     shown = (
         f"navigate {instance.id} ({instance.regime}, {params.get('modality', 'text')}, "
         f"{params['strategy']}: {strategy.summary}): walk from S ({start[0]},{start[1]}) to G "

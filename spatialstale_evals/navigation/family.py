@@ -10,8 +10,10 @@ from typing import Any
 
 from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
 from spatialstale_evals.harness.memory_text import FACTORS, SECTION_FACTORS
+from spatialstale_evals.harness.memory_tool import ACCESS_SECTION
 from spatialstale_evals.navigation.cost import estimate_navigate
 from spatialstale_evals.navigation.explain import sample_text
+from spatialstale_evals.navigation.memory_access import ACCESS_FACTORS
 
 
 def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
@@ -41,6 +43,7 @@ FAMILY = register_family(
             ("Navigation", ("navigation", "gain", "steps")),
             ("Memory that matters", ("benefit", "safety")),
             ("Trust gap", ("tax",)),
+            (ACCESS_SECTION, ("navigate_access",)),
         ),
         unit="episode",
         dimensions=("regime", "strategy", "modality"),
@@ -50,8 +53,9 @@ FAMILY = register_family(
         estimate=estimate_navigate,
         # ``omcd`` with ``filter_mode=history`` is the arm ``omcd[history]`` of the same comparison
         arm_args=("filter_mode",),
-        factors=tuple(FACTORS),
-        section_factors=tuple(SECTION_FACTORS),
+        # where the memory lives is a factor of the memory section too: no_memory has nothing to fetch
+        factors=(*FACTORS, *ACCESS_FACTORS),
+        section_factors=(*SECTION_FACTORS, *ACCESS_FACTORS),
         sample_text=sample_text,
     )
 )

@@ -35,6 +35,7 @@ from spatialstale_evals.harness.audit import FORMATS, audit_span, audit_summary
 from spatialstale_evals.harness.counts import confusion, edit_counts, f1_from_counts
 from spatialstale_evals.harness.loggable import loggable_output
 from spatialstale_evals.harness.memory_text import MemoryFraming, MemoryPosition, MemoryStyle, system_prompt, written
+from spatialstale_evals.harness.memory_tool import MemoryAccess
 from spatialstale_evals.harness.memory_view import FilterMode
 from spatialstale_evals.harness.metrics import NAVIGATION_METRICS
 from spatialstale_evals.harness.move import MOVE_TOOL
@@ -52,6 +53,7 @@ from spatialstale_evals.navigation.episode import (
     score_value,
     step_line,
 )
+from spatialstale_evals.navigation.memory_access import FetchedMemory, memory_counts, memory_line
 from spatialstale_evals.navigation.state import NavigationState
 from spatialstale_evals.navigation.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
@@ -64,15 +66,23 @@ from spatialstale_evals.world.render import RenderStyle
 #: one small event, so the harness's own cost per step stays low (README, Performance).
 STEP_SOURCE = "step"
 
+
 def step_message(
-    episode: Episode, modality: str | Observation, policy: MemoryPolicy, position: MemoryPosition = "before"
+    episode: Episode,
+    modality: str | Observation,
+    policy: MemoryPolicy,
+    position: MemoryPosition = "before",
+    access: MemoryAccess = "prompt",
 ) -> ChatMessageUser:
     """The memory view, the observation (after a partial-observability line),
     then the position line. By default memory comes first: what changes least
-    comes first, so providers' prefix caches can reuse it (``position``)."""
+    comes first, so providers' prefix caches can reuse it (``position``). With
+    the memory tool (``access``) a line saying where the notes are stands for the view."""
     agent, goal = episode.agent, goal_of(episode.grid)
     memory: list[Content] = []
-    if policy.shows_memory:
+    if policy.shows_memory and access == "tool":
+        memory.append(ContentText(text=prompts.NAVIGATE_MEMORY_TOOL))
+    elif policy.shows_memory:
         text = (
             prompts.NAVIGATE_MEMORY.format(count=len(episode.view), entries="\n".join(n.text for n in episode.view))
             if episode.view
@@ -134,6 +144,8 @@ class Navigation:
     auditor: Model
     settings: NavigationSettings
     turns: list[list[ChatMessage]] = field(default_factory=list)
+    #: The memory in the store (``memory_access=tool``), None when it is in the prompt.
+    fetched: FetchedMemory | None = None
 
     def __post_init__(self) -> None:
         self.system: ChatMessage = ChatMessageSystem(content=system_prompt(self.settings.memory_framing))
@@ -198,26 +210,38 @@ class Navigation:
         episode.view = self.policy.view(
             instance.memory, episode.decisions, mode, episode.decided_at, episode.corrections
         )
+        if self.fetched is not None:
+            self.fetched.sync(episode.view, episode.env.steps)
         if moment != "view" or verdict.calls or changed:  # every window's judgement, and every one that did something
             edits = FORMATS[self.settings.output].edits
             episode.audits.append(audit_record(episode, instance, request.reason, verdict, edits))
             return episode.audits[-1]
         return None
 
-    async def decide(self) -> tuple[ChatMessageUser, ChatMessageAssistant]:
-        """Show the navigator this step's prompt; its reply."""
+    async def decide(self) -> tuple[list[ChatMessage], ChatMessageAssistant]:
+        """Show the navigator this step's prompt; the step's messages so far and
+        the reply whose calls ``act`` answers (with the memory tool: after the
+        step's memory calls, those taken out of it)."""
         s = self.settings
-        user = step_message(self.episode, s.observation, self.policy, s.memory_position)
+        user = step_message(self.episode, s.observation, self.policy, s.memory_position, s.memory_access)
+        if self.fetched is not None:
+            return await self.fetched.step(self.generate, user, self.episode.env.steps)
+        reply = await self.generate([user])
+        return [user, reply], reply
+
+    async def generate(self, current: list[ChatMessage]) -> ChatMessageAssistant:
+        """The navigator's reply to the step's messages so far, after the kept turns."""
+        tools = [MOVE_TOOL] if self.fetched is None else [MOVE_TOOL, self.fetched.info]
         output = loggable_output(
             await self.navigator.generate(
-                model_input(self.system, self.turns, user, self.settings.history),
-                tools=[MOVE_TOOL],
+                [*model_input(self.system, self.turns, current[0], self.settings.history), *current[1:]],
+                tools=tools,
                 tool_choice="auto",
                 config=GenerateConfig(parallel_tool_calls=False),
             )
         )
         self.episode.nav_tokens += output.usage.total_tokens if output.usage else 0
-        return user, output.message
+        return output.message
 
     def act(self, reply: ChatMessageAssistant) -> list[ChatMessage]:
         """Apply the reply's first ``move`` call (with the direction as parsed:
@@ -264,9 +288,9 @@ class Navigation:
         episode = self.episode
         episode.observe()
         await self.judge("view", f"in view at step {episode.env.steps}")
-        user, reply = await self.decide()
+        shown, reply = await self.decide()
         start, fallbacks = episode.agent, len(episode.fallbacks)
-        turn = [user, reply, *self.act(reply)]
+        turn = [*shown, *self.act(reply)]
         messages.extend(turn)
         self.turns.append(turn)
         fallback = episode.fallbacks[-1]["problem"] if len(episode.fallbacks) > fallbacks else None
@@ -299,6 +323,8 @@ class NavigationSettings(Observed):
     distractors: int
     structured_output: bool
     render: RenderStyle
+    memory_access: MemoryAccess
+    max_memory_calls: int
 
 
 @solver
@@ -316,17 +342,21 @@ def navigation_loop(instances: InstanceSet, settings: NavigationSettings) -> Sol
         episode.trajectory.append(list(env.agent))
         navigator = get_model()
         auditor = get_model(role="auditor", default=navigator)
-        run = Navigation(instance, policy, episode, navigator, auditor, s)
+        fetched = FetchedMemory(s.max_memory_calls) if s.memory_access == "tool" else None
+        run = Navigation(instance, policy, episode, navigator, auditor, s, fetched=fetched)
         try:
             episode.observe()
             await run.judge("start", "start")
+            if fetched is not None:
+                fetched.sync(episode.view, 0)  # the file holds the view before the first step
             state.messages = [run.system]
             while not episode.over:
                 await run.turn(state.messages)
         finally:
             # Also when an Inspect limit (tokens, time, messages) stops the
             # episode: Inspect still scores the sample (outcome "limit").
-            state.store_as(NavigationState).episode = episode_record(episode, canonical)
+            record = episode_record(episode, canonical)
+            state.store_as(NavigationState).episode = record | (fetched.evidence(record) if fetched else {})
             record_instance(state, canonical)
         state.output.completion = f"{env.outcome or LIMIT} after {env.steps} steps"
         return state
@@ -342,11 +372,11 @@ def navigation_scorer():
 
     async def score(state: TaskState, target: Target) -> Score:
         record: dict[str, Any] | None = state.store_as(NavigationState).episode
-        counts = score_value(record)
+        counts = score_value(record) | memory_counts(record)  # the memory tool's counts: none without it
         return Score(
             value=headline_value(counts),
             answer=record["outcome"],
-            explanation=score_explanation(record),
+            explanation=score_explanation(record) + memory_line(record),
             metadata={**record, COUNTS: counts},
         )
 

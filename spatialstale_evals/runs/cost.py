@@ -18,11 +18,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
-from inspect_ai.tool import ToolInfo
+from inspect_ai.tool import ToolInfo, memory
 
 from spatialstale_evals.detection.windows import DetectionSettings
 from spatialstale_evals.harness.cost import Cost, audit_cost
-from spatialstale_evals.harness.family import families
+from spatialstale_evals.harness.family import ScriptedAgent, families
+from spatialstale_evals.harness.memory_tool import primed
 from spatialstale_evals.harness.observe import settings_from
 from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.navigation.cost import MOVE_OUTPUT_TOKENS, step_prompt_tokens
@@ -31,7 +32,10 @@ from spatialstale_evals.probing.probes import ProbeSettings, check_dimensions
 from spatialstale_evals.scripted.agents import audit_reply
 from spatialstale_evals.scripted.api import ScriptedAPI, conform, last_prompt
 from spatialstale_evals.stale_corpus.asking import StaleSettings, ask
+from spatialstale_evals.stale_corpus.corpus import load_corpus
+from spatialstale_evals.stale_corpus.memory_access import ask_from_memory, memory_files
 from spatialstale_evals.stale_corpus.scoring import judge, judge_messages
+from spatialstale_evals.stale_corpus.scripted import BOUND_READERS
 from spatialstale_evals.world.instance import Instance
 
 __all__ = [
@@ -54,12 +58,20 @@ class ScriptedStandIn:
     audits an estimate counts: the scripted agent ``spatialstale/<policy>``
     answering exactly as its provider does, its calls and tokens summed."""
 
-    def __init__(self, policy: str = "observer") -> None:
+    def __init__(self, policy: str = "observer", agent: ScriptedAgent | None = None) -> None:
         self.policy, self.api, self.cost = policy, ScriptedAPI(policy), Cost()
+        if agent is not None:  # another agent of the family, not served by the provider (a cost bound's)
+            self.api.agent = agent
 
     async def generate(
-        self, input: list[ChatMessage], tools: Sequence[ToolInfo] = (), config: GenerateConfig | None = None, **_: Any
+        self,
+        input: list[ChatMessage],
+        tools: Sequence[ToolInfo] = (),
+        config: GenerateConfig | None = None,
+        tool_choice: Any = "auto",
+        **_: Any,
     ) -> ModelOutput:
+        tools = [] if tool_choice == "none" else tools  # as Inspect sends a request that asks for no tool call
         output = await self.api.generate(list(input), list(tools), "auto", config or GenerateConfig())
         usage = output.usage
         self.cost += Cost(1, usage.input_tokens if usage else 0, usage.output_tokens if usage else 0)
@@ -116,23 +128,42 @@ def estimate_probe(instances: Sequence[Instance], **args: Any) -> Cost:
     return estimate("probe", instances, **args)[1]
 
 
-def estimate_stale(**args: Any) -> tuple[int, Cost, Cost]:
+def estimate_stale(bound: str | None = None, **args: Any) -> tuple[int, Cost, Cost]:
     """(scenarios, agent cost, judge cost) of the stale task of these arguments
     (its ``path`` required): its own samples (validated and trimmed) and its own
     probe loop and judge prompt, against ``stale-aware`` and ``judge``. Input
     tokens are exact for any agent in ``independent`` mode (the prompts do not
     depend on the answers); output tokens, the judge's input and ``shared``
-    mode grow with the answers, which a real model writes longer."""
+    mode grow with the answers, which a real model writes longer.
+
+    With ``memory_access=tool`` the loop reads the memory tool's own answers on
+    each record's primed files: ``stale-aware``'s reads by default, or a bound
+    (``bound``): ``low``, one view of the folder in every conversation; ``high``,
+    the folder and every session file read once in every conversation (each
+    probe's in ``independent`` mode, the scenario's in ``shared``), within no cap
+    (``stale_corpus.scripted.BOUND_READERS``)."""
     task = families()["stale"].task_function()(**args)
     meta = task.metadata or {}
-    settings = StaleSettings(tuple(meta["dimensions"]), meta["conversation"])
-    agent, grader = ScriptedStandIn("stale-aware"), ScriptedStandIn("judge")
+    tool = meta.get("memory_access") == "tool"
+    if bound is not None and not tool:
+        raise ValueError("the cost bounds are the memory-tool setting's (memory_access=tool): the prompt's is exact")
+    cap = meta.get("max_memory_calls") if bound is None else 10**6
+    settings = StaleSettings(tuple(meta["dimensions"]), meta["conversation"], cap)
+    reader = BOUND_READERS[bound] if bound else None
+    agent = ScriptedStandIn("stale-aware", (lambda m, t, seed: reader(m, t)) if reader else None)
+    grader = ScriptedStandIn("judge")
+    records = {r.uid: r for r in load_corpus(task.dataset.location or "").records} if tool else {}
 
     async def ask_all() -> None:
         for sample in task.dataset:
             history = sample.input if isinstance(sample.input, list) else []
             answers: dict[str, dict[str, Any]] = {}
-            await ask(agent, history, (sample.metadata or {})["queries"], settings, answers)  # type: ignore[arg-type]
+            if tool:
+                record = records[str(sample.id)]
+                with primed(memory_files(record)):
+                    await ask_from_memory(agent, history, record, settings, answers, memory())  # type: ignore[arg-type]
+            else:
+                await ask(agent, history, (sample.metadata or {})["queries"], settings, answers)  # type: ignore[arg-type]
             await judge(grader, judge_messages(sample.metadata or {}, answers), list(answers))  # type: ignore[arg-type]
 
     asyncio.run(ask_all())

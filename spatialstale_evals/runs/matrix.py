@@ -272,7 +272,8 @@ PLAN_NOTE = (
     "view), high every entry audited alone once per window. Lifelong: low = each episode walked as a "
     "window-limited agent that keeps notes walks it (detours included) with its memory traffic, within a few "
     "percent of the scripted diligent agent; high = the whole step budget with max_memory_calls memory calls "
-    "a step. Output tokens assume terse replies (one move "
+    "a step. With memory_access=tool (navigate) the low walk reads the memory file once an episode and the high "
+    "one max_memory_calls times every step. Output tokens assume terse replies (one move "
     "call; audit JSON with a one-line reason); a model that writes more costs more."
 )
 

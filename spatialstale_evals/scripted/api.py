@@ -11,6 +11,12 @@ task's ``stale-aware``, ``stale-naive`` and ``judge``, from
 ``stale_corpus/scripted.py``; the lifelong task's ``diligent``, ``write_once`` and
 ``amnesiac``, from ``lifetime/scripted.py``) are served here too, by name.
 
+With the memory tool offered (``navigate -T memory_access=tool``) the
+policies that use memory (``memory``, ``mixed``) view ``/memories/lake.md``
+whenever the request holds no answer to such a view, and read their entries
+there (``navigation.memory_access.fetch_or_read``); ``-M read_memory=false``
+makes them never read (so they play as with ``no_memory``).
+
 ``-M latency_ms=L`` makes every call wait L milliseconds (an ``asyncio``
 sleep, not a busy wait) before it answers, as a remote API does: what the
 harness does with a slow provider (how busy it keeps its connections) is then
@@ -48,10 +54,13 @@ from spatialstale_evals.harness.observe import Prompt
 from spatialstale_evals.harness.samples import EPISODE_KEY
 from spatialstale_evals.harness.schemas import VERDICTS
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
+from spatialstale_evals.navigation.memory_access import fetch_or_read
 from spatialstale_evals.scripted.agents import POLICIES, audit_reply, move_choice, probe_reply
 
 #: What a built-in policy replies to a turn whose tools it does not use.
 NO_NOTES = "Nothing to note."
+#: The built-in policies that use memory, so read it when it is behind the memory tool.
+READS_MEMORY = ("memory", "mixed")
 
 
 def family_agents() -> dict[str, Any]:
@@ -128,6 +137,7 @@ class ScriptedAPI(ModelAPI):
         config: GenerateConfig | None = None,
         seed: int | str = 0,
         latency_ms: int | float | str = 0,
+        read_memory: bool = True,
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
@@ -140,6 +150,9 @@ class ScriptedAPI(ModelAPI):
         self.policy = model_name
         self.seed = int(seed)
         self.latency = _latency_seconds(latency_ms)
+        if not isinstance(read_memory, bool):
+            raise ValueError(f"read_memory must be true or false; got {read_memory!r}")
+        self.read_memory = read_memory and model_name in READS_MEMORY
 
     def max_connections(self) -> int:
         return 64
@@ -170,6 +183,11 @@ class ScriptedAPI(ModelAPI):
         prompt = last_prompt(input)
         salt = episode_salt()
         if any(t.name == "move" for t in tools):
+            fetched = fetch_or_read(self.model_name, input, tools) if self.read_memory else None
+            if isinstance(fetched, ModelOutput):
+                call = fetched.message.tool_calls[0]  # type: ignore[index]
+                return _with_usage(fetched, usage_in, count_text_tokens(call.function + json.dumps(call.arguments)))
+            prompt = Prompt(f"{prompt.text}\n{fetched}", prompt.images) if fetched else prompt
             direction = move_choice(self.policy, prompt, self.seed, salt)
             call_id = "call_" + hashlib.sha256(prompt.text.encode()).hexdigest()[:12]
             return move_output(self.model_name, direction, call_id, usage_in)

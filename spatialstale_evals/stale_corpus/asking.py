@@ -14,7 +14,7 @@ the model events of the transcript show.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,8 @@ class StaleSettings:
 
     dimensions: tuple[str, ...]
     conversation: str
+    #: Memory calls per probe in the memory-tool setting (``memory_access.py``); None in the prompt setting.
+    max_memory_calls: int | None = None
 
 
 def answer_record(query: str, output: Any) -> dict[str, Any]:
@@ -68,20 +70,32 @@ async def ask(
     return shown
 
 
+async def run_probes(
+    state: TaskState,
+    settings: StaleSettings,
+    asking: Callable[[dict[str, dict[str, Any]]], Awaitable[list[ChatMessage]]],
+) -> TaskState:
+    """The probes of a sample, asked by ``asking`` (which fills the answers it is
+    given and returns the messages to show), each answer kept for the judge, also
+    when a limit stops the sample; a missing grader role stops it before any call."""
+    require_grader()
+    answers: dict[str, dict[str, Any]] = {}
+    state.store_as(StaleState).asked = list(settings.dimensions)
+    try:
+        state.messages = await asking(answers)
+    finally:  # also when a limit stops the sample: the judge grades what was answered
+        state.store_as(StaleState).answers = answers
+        record_replacements(state.metadata)
+    state.output.completion = " | ".join(a["answer"] for a in answers.values())
+    return state
+
+
 @solver
 def stale_probes(settings: StaleSettings) -> Solver:
     """Ask the record's probes after its history; keep each answer for the judge."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        require_grader()  # a missing grader role stops the sample before any model call
-        answers: dict[str, dict[str, Any]] = {}
-        state.store_as(StaleState).asked = list(settings.dimensions)
-        try:
-            state.messages = await ask(get_model(), state.messages, state.metadata["queries"], settings, answers)
-        finally:  # also when a limit stops the sample: the judge grades what was answered
-            state.store_as(StaleState).answers = answers
-            record_replacements(state.metadata)
-        state.output.completion = " | ".join(a["answer"] for a in answers.values())
-        return state
+        history, queries = state.messages, state.metadata["queries"]
+        return await run_probes(state, settings, lambda answers: ask(get_model(), history, queries, settings, answers))
 
     return solve

@@ -359,16 +359,22 @@ def record_sample(record: Record, budget: int) -> Sample:
         id=record.uid,
         input=history_messages(record, trimmed.kept),
         target=record.m_new,
-        metadata={
-            "uid": record.uid,
-            "type": record.type,
-            "m_old": record.m_old,
-            "m_new": record.m_new,
-            "explanation": record.explanation,
-            "queries": dict(record.queries),
-            "relevant_sessions": list(record.relevant),
-            "trim": trimmed.to_json(len(record.sessions)),
-            "stale_prompt_version": prompts.STALE_PROMPT_VERSION,
-            **({"corpus_replaced_characters": record.replaced} if record.replaced else {}),
-        },
+        metadata=sample_metadata(record, {"trim": trimmed.to_json(len(record.sessions))}),
     )
+
+
+def sample_metadata(record: Record, shown: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's sample metadata: the truth and the probes, then ``shown`` (how
+    the history reaches the agent), the prompt version and the characters replaced."""
+    return {
+        "uid": record.uid,
+        "type": record.type,
+        "m_old": record.m_old,
+        "m_new": record.m_new,
+        "explanation": record.explanation,
+        "queries": dict(record.queries),
+        "relevant_sessions": list(record.relevant),
+        **shown,
+        "stale_prompt_version": prompts.STALE_PROMPT_VERSION,
+        **({"corpus_replaced_characters": record.replaced} if record.replaced else {}),
+    }

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from spatialstale_evals.harness.family import TaskFamily, register_family
+from spatialstale_evals.harness.memory_tool import ACCESS_SECTION
 from spatialstale_evals.stale_corpus.scripted import STALE_REPLIERS
 
 
@@ -21,18 +22,19 @@ def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mappi
     return {"value": dict(value), **detail}
 
 
+REPLIERS = STALE_REPLIERS.items()
 FAMILY = register_family(
     TaskFamily(
         name="stale",
         scorer="stale_judge",
-        report_sections=(("STALE", ("stale", "stale_probe")),),
+        report_sections=(("STALE", ("stale", "stale_probe")), (ACCESS_SECTION, ("stale_access",))),
         unit="scenario",
         # types and dimensions stay in the config: runs that overlap in them are rows apart, not counted twice
         dimensions=(),
         detail=detail,
         record=record,
         in_default_matrix=False,
-        # the corpus's scripted agents and judge: the reply to the last probe (or the judge prompt)
-        scripted_agents={name: (lambda messages, tools, seed, f=f: f(messages)) for name, f in STALE_REPLIERS.items()},
+        # the corpus's scripted agents and judge: the reply to the last probe, a memory call, or the judge's verdicts
+        scripted_agents={name: (lambda messages, tools, seed, f=f: f(messages, tools)) for name, f in REPLIERS},
     )
 )

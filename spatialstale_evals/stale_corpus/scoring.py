@@ -68,6 +68,7 @@ from spatialstale_evals.harness.schemas import flag, obj, response_config, text
 from spatialstale_evals.harness.score_counts import COUNTS, metric_counts
 from spatialstale_evals.stale_corpus.corpus import STALE_DIMENSIONS, STALE_TYPES
 from spatialstale_evals.stale_corpus.judgement import StaleJudgement, judge_key, parse_stale_judgement
+from spatialstale_evals.stale_corpus.retrieval import RETRIEVAL_RATIOS, memory_counts, memory_lines
 from spatialstale_evals.stale_corpus.state import StaleState
 
 GRADER_ROLE = "grader"
@@ -159,7 +160,7 @@ def score_value(
     value["empty_answers"] = sum(is_empty(a) for a in answers.values())
     value["truncated_answers"] = sum(is_cut(a) and not is_empty(a) for a in answers.values())
     value["answer_chars"] = sum(a["answer_chars"] for a in answers.values()) / max(len(answers), 1)
-    return value
+    return value | memory_counts(answers)  # the memory-tool setting's evidence (retrieval.py); none otherwise
 
 
 #: The longest judge reason an explanation line quotes (characters; the whole is in the metadata).
@@ -185,6 +186,8 @@ def dimension_lines(
             cut = reason[:REASON_CHARS] + ("..." if len(reason) > REASON_CHARS else "")
             lines.append(f"- {d}: {'pass' if cell == 1.0 else 'fail'}: {cut or 'no reason given'}")
     return "\n".join(lines)
+
+
 def stale_headline(value: Mapping[str, Any], conflict_type: str, asked: Sequence[str]) -> dict[str, float | int]:
     """What the sample list shows of a scenario: each asked dimension's verdict
     by its name (``dim1``: 1.0 pass, 0.0 fail, NaN unscored), whatever the
@@ -268,18 +271,22 @@ def _metric(name: str, ratio_of: StaleRatio) -> Metric:
 
 #: Registered when this module is imported, so ``inspect score`` finds them by the names the log records.
 STALE_METRICS: dict[str, Metric] = {name: _metric(name, ratio_of) for name, ratio_of in STALE_RATIOS.items()}
+#: The memory-tool setting's own (``retrieval.py``), beside them in that setting.
+RETRIEVAL_METRICS: dict[str, Metric] = {name: _metric(name, ratio_of) for name, ratio_of in RETRIEVAL_RATIOS.items()}
 
 
-def stale_metrics(dimensions: Sequence[str], types: Sequence[str]) -> list[Metric]:
-    """The metrics of a run that asks ``dimensions`` of records of ``types``: its cells, then the summaries."""
+def stale_metrics(dimensions: Sequence[str], types: Sequence[str], tool: bool = False) -> list[Metric]:
+    """The metrics of a run that asks ``dimensions`` of records of ``types``: its cells, then the summaries
+    (and with ``tool``, the memory-tool setting, its retrieval metrics)."""
     asked = [cell_key(d, t) for t in types for d in dimensions]
-    return [m for name, m in STALE_METRICS.items() if name in asked or name not in CELLS]
+    own = [m for name, m in STALE_METRICS.items() if name in asked or name not in CELLS]
+    return own + (list(RETRIEVAL_METRICS.values()) if tool else [])
 
 
 # -- the scorer ---------------------------------------------------------------------
 
 
-@scorer(metrics=list(STALE_METRICS.values()))  # the task shows only the cells it asks (``stale_metrics``)
+@scorer(metrics=[*STALE_METRICS.values(), *RETRIEVAL_METRICS.values()])  # the task shows its own (``stale_metrics``)
 def stale_judge(structured_output: bool = False):
     """One ``grader`` call grades the scenario's answers; a failed judgement leaves them unscored.
 
@@ -298,7 +305,7 @@ def stale_judge(structured_output: bool = False):
         if graded:
             judgement, reply = await judge(model, judge_messages(meta, graded), list(graded), structured_output)
         value = score_value(judgement, meta["type"], asked, answers)
-        passed = [] if judgement.failed else [d for d in asked if value.get(cell_key(d, meta['type'])) == 1.0]
+        passed = [] if judgement.failed else [d for d in asked if value.get(cell_key(d, meta["type"])) == 1.0]
         # the grader's name here, not only in the log header: ``inspect score`` leaves the header's
         said = {"model": str(model), "reply": reply, "problem": judgement.problem, "reasons": judgement.reasons}
         explanation = (
@@ -310,6 +317,8 @@ def stale_judge(structured_output: bool = False):
         )
         lines = dimension_lines(judgement, value, meta["type"], asked, answers)
         explanation += f"\n\n{lines}" if lines else ""
+        fetched = memory_lines(meta, answers)
+        explanation += f"\n\n{fetched}" if fetched else ""
         return Score(
             value=stale_headline(value, meta["type"], asked),
             answer=" | ".join(a["answer"][:200] for a in answers.values()),

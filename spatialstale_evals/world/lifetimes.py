@@ -248,4 +248,3 @@ def verify(data: str | Path | None) -> dict[str, int]:
             raise dataset.DatasetError(f"{where / name}: does not regenerate byte for byte from the manifest")
         counts[name] = len(sets[regime])
     return counts
-
