@@ -26,6 +26,10 @@ PARSE_KEYS = (
     "unparseable_replies",
     "refusals",
 )
+#: Replies a grader could not fairly grade, counted by the tasks that ask
+#: questions (probe per dimension, stale per sample): empty (no text, no tool
+#: call) and cut at a length limit. One metric each (``harness/metrics.py``).
+ANSWER_FLAGS = ("empty_answers", "truncated_answers")
 T = TypeVar("T", bound="Counts")
 
 
@@ -47,6 +51,15 @@ def sum_keys(records: Iterable[Mapping[str, Any]], names: Sequence[str]) -> dict
             value = record.get(name)
             sums[name] += 0.0 if value is None or value != value else float(value)
     return sums
+
+
+def flagged_answers(records: Sequence[Mapping[str, Any]], flag: str) -> float:
+    """How many replies carry ``flag`` (one of ``ANSWER_FLAGS``) over samples'
+    counts: a sample's own total (key ``flag``: whole answers) and its totals
+    per part (keys ``<part>_<flag>``, a probe's dimensions), summed."""
+    whole = sum(int(r.get(flag, 0)) for r in records)
+    parts = [k for k in dict.fromkeys(k for r in records for k in r) if k.endswith(f"_{flag}")]
+    return float(whole + sum(sum_keys(records, parts).values()))
 
 
 @dataclass(frozen=True)

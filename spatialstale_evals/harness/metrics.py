@@ -27,7 +27,15 @@ from typing import Any, Protocol
 
 from inspect_ai.scorer import Metric, SampleScore, aggregate, mean, metric, stderr
 
-from spatialstale_evals.harness.counts import Counts, DetectionCounts, NavigationCounts, f1_from_counts, ratio
+from spatialstale_evals.harness.counts import (
+    ANSWER_FLAGS,
+    Counts,
+    DetectionCounts,
+    NavigationCounts,
+    f1_from_counts,
+    flagged_answers,
+    ratio,
+)
 from spatialstale_evals.harness.score_counts import metric_counts
 
 Ratio = Callable[..., float | None]
@@ -56,6 +64,18 @@ def pooled(ratio_of: Ratio, record: type[Counts] | Summable) -> Metric:
 def named_metric(name: str, compute: Metric) -> Metric:
     """The Inspect metric ``name`` computing ``compute`` (registered, as ``@metric`` registers)."""
     return metric(name=name)(lambda: compute)()
+
+
+def _flagged(flag: str) -> Metric:
+    def compute(scores: list[SampleScore]) -> float:
+        return flagged_answers(metric_counts(scores), flag)
+
+    return compute
+
+
+#: ``empty_answers`` and ``truncated_answers``: how many replies were empty / cut,
+#: over a probe or a stale run alike (one registered metric per name).
+ANSWER_METRICS: dict[str, Metric] = {flag: named_metric(flag, _flagged(flag)) for flag in ANSWER_FLAGS}
 
 
 # -- detection -----------------------------------------------------------------

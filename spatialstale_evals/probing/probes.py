@@ -38,6 +38,7 @@ from inspect_ai.tool import ToolInfo
 from inspect_ai.util import JSONSchema
 
 from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.counts import ANSWER_FLAGS
 from spatialstale_evals.harness.loggable import loggable_output
 from spatialstale_evals.harness.move import MOVE_TOOL
 from spatialstale_evals.harness.observe import Observed, Role, observation_parts, user_message
@@ -204,9 +205,6 @@ OF_STALE_DIMENSION: dict[str, str] = {probe.stale_dimension: name for name, prob
 DIMENSION_KINDS: dict[str, tuple[str, ...]] = {name: probe.kinds for name, probe in PROBES.items()}
 
 
-#: Replies a grader could not fairly grade, counted per dimension: empty (no text, no
-#: tool call: already unparseable, so failed) and cut at a length limit.
-ANSWER_FLAGS = ("empty_answers", "truncated_answers")
 #: Every count a probe sample records (zeros included: the same keys in every sample).
 COUNT_KEYS = tuple(count_key(d, k, o) for d in DIMENSIONS for k in DIMENSION_KINDS[d] for o in OUTCOMES) + tuple(
     f"{d}_{flag}" for d in DIMENSIONS for flag in ANSWER_FLAGS
