@@ -11,6 +11,7 @@ from typing import Any
 
 from inspect_ai import Task, task
 
+from spatialstale_evals.detection.explain import sample_text
 from spatialstale_evals.detection.windows import DetectionSettings, audit_windows, detection_scorer
 from spatialstale_evals.harness.audit import FORMATS, AuditOutput, check_output
 from spatialstale_evals.harness.memory_text import FACTORS, MemoryStyle, check_memory
@@ -95,5 +96,6 @@ def detect(
         DetectionSettings,
         audit_windows,
         detection_scorer(),
+        sample_text=sample_text,
         metrics=[*DETECTION_METRICS, *EDIT_METRICS] if FORMATS[output].edits else None,
     )

@@ -29,6 +29,7 @@ from spatialstale_evals.harness.params import NotApplicable, changed, check_choi
 from spatialstale_evals.harness.run_epochs import RunEpochsTask
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
 from spatialstale_evals.metadata import task_version
+from spatialstale_evals.navigation.explain import sample_text
 from spatialstale_evals.navigation.loop import NavigationSettings, navigation_loop, navigation_scorer
 from spatialstale_evals.navigation.memory_access import DEFAULT_MAX_MEMORY_CALLS, TOOL_METRICS
 from spatialstale_evals.navigation.strategies import STRATEGIES, StrategyName
@@ -238,6 +239,7 @@ def navigate(
         navigation_scorer(),
         settings_args=access,
         task_class=RunEpochsTask,
+        sample_text=sample_text,
         epochs=epochs,
         **({"metrics": [*NAVIGATION_METRICS, *TOOL_METRICS]} if tool else {}),
     )

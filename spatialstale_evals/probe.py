@@ -23,6 +23,7 @@ from spatialstale_evals.harness.params import (
 )
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
 from spatialstale_evals.metadata import task_version
+from spatialstale_evals.probing.explain import sample_text
 from spatialstale_evals.probing.probes import PROBES, ProbeSettings, check_dimensions, probe_targets
 from spatialstale_evals.probing.scoring import probe_scorer
 from spatialstale_evals.world.dataset import Size
@@ -110,4 +111,5 @@ def probe(
         settings_args={"dimensions": asked},
         shown={"dimensions": ",".join(asked)},  # the input names them comma-separated, last
         metadata={"probe_prompt_version": prompts.PROBE_PROMPT_VERSION},
+        sample_text=sample_text,
     )

@@ -9,7 +9,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from spatialstale_evals.detection.cost import estimate_detect
-from spatialstale_evals.detection.explain import sample_text
 from spatialstale_evals.harness.family import HEAVY_FIELDS, MatrixSpecLike, TaskFamily, register_family
 
 
@@ -38,6 +37,5 @@ FAMILY = register_family(
         instance=True,
         matrix=matrix_arguments,
         estimate=estimate_detect,
-        sample_text=sample_text,
     )
 )

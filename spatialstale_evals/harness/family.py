@@ -55,10 +55,6 @@ class MatrixSpecLike(Protocol):
 MatrixArguments = Callable[[MatrixSpecLike], Iterable[tuple[dict[str, Any], int]]]
 #: (instances, full task arguments, stand-in) -> (low, high) cost; exact estimates give low == high.
 Estimate = Callable[..., tuple[Cost, Cost]]
-#: (instance, the sample's parameters) -> the sample's (input, target) as
-#: ``inspect view`` shows them: a summary of what the model is asked, with the
-#: lake as the agent first sees it, and the truth in a line. Never sent to a model.
-SampleText = Callable[[Any, Mapping[str, Any]], tuple[str, str]]
 #: A family's scripted agent: (messages, tools, seed) -> a text reply or a ``ModelOutput``.
 ScriptedAgent = Callable[[list[Any], list[Any], int], Any]
 
@@ -107,9 +103,6 @@ class TaskFamily:
             provider as ``spatialstale/<name>`` (one namespace with its built-in
             policies): each answers (messages, tools, seed) with a text reply or a
             ``ModelOutput`` (the provider adds the token usage).
-        sample_text: The input and target of the family's samples built on
-            instances (``harness.samples.instance_samples``); None: the task and
-            the instance id, without a target.
     """
 
     name: str
@@ -132,7 +125,6 @@ class TaskFamily:
     plots: Callable[[Mapping[str, Any], Any], Sequence[Any]] | None = None
     trust_gap: Callable[[Any], Any] | None = None
     scripted_agents: Mapping[str, ScriptedAgent] = field(default_factory=dict)
-    sample_text: SampleText | None = None
 
     @property
     def in_report_layout(self) -> bool:

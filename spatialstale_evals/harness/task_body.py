@@ -29,7 +29,7 @@ from inspect_ai.solver import Solver
 
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, check_render, settings_from
 from spatialstale_evals.harness.params import changed, check_bool, check_choice, pick, reject_unknown
-from spatialstale_evals.harness.samples import InstanceSet
+from spatialstale_evals.harness.samples import InstanceSet, SampleText
 from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.metadata import task_name, task_version
 from spatialstale_evals.world.dataset import SIZES
@@ -146,6 +146,7 @@ class GridTaskBody:
         shown: Mapping[str, Any] | None = None,
         metadata: Mapping[str, Any] | None = None,
         task_class: type[Task] = Task,
+        sample_text: SampleText | None = None,
         **task_args: Any,
     ) -> Task:
         """The ``Task``: ``solver(instances, settings)`` with ``settings`` (a
@@ -154,7 +155,8 @@ class GridTaskBody:
         instance whose metadata holds them all and whose input names
         ``params`` and the factors and options that are not the task's
         defaults (``shown``: parameters the input names in another form,
-        after the rest). The task's metadata: ``task_family``, ``regime``,
+        after the rest; ``sample_text``: the family's input and target of a
+        sample, ``harness.samples.instance_samples``). The task's metadata: ``task_family``, ``regime``,
         ``metadata``, then every parameter. ``task_args`` are the rest of
         ``Task``'s arguments (``metrics``, ``epochs``)."""
         if self._loaded is None:
@@ -167,7 +169,7 @@ class GridTaskBody:
             self.family,
             {"regime": regime, **(metadata or {}), **every},
             task_class,
-            dataset=instances.samples(self.family, every, listed | shown),
+            dataset=instances.samples(self.family, every, listed | shown, sample_text),
             solver=solver(instances, settings_from(settings, every | dict(settings_args or {}))),
             scorer=scorer,
             **task_args,

@@ -12,7 +12,6 @@ from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, regist
 from spatialstale_evals.harness.memory_text import FACTORS, SECTION_FACTORS
 from spatialstale_evals.harness.memory_tool import ACCESS_SECTION
 from spatialstale_evals.navigation.cost import estimate_navigate
-from spatialstale_evals.navigation.explain import sample_text
 from spatialstale_evals.navigation.memory_access import ACCESS_FACTORS
 
 
@@ -56,6 +55,5 @@ FAMILY = register_family(
         # where the memory lives is a factor of the memory section too: no_memory has nothing to fetch
         factors=(*FACTORS, *ACCESS_FACTORS),
         section_factors=(*SECTION_FACTORS, *ACCESS_FACTORS),
-        sample_text=sample_text,
     )
 )

@@ -9,7 +9,6 @@ from typing import Any
 
 from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
 from spatialstale_evals.probing.cost import estimate_probe
-from spatialstale_evals.probing.explain import sample_text
 
 
 def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
@@ -26,6 +25,5 @@ FAMILY = register_family(
         matrix=matrix_arguments,
         estimate=estimate_probe,
         in_default_matrix=False,
-        sample_text=sample_text,
     )
 )
