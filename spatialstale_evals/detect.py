@@ -12,10 +12,10 @@ from typing import Any
 from inspect_ai import Task, task
 
 from spatialstale_evals.detection.explain import sample_text
+from spatialstale_evals.detection.metrics import DETECTION_METRICS, EDIT_METRICS
 from spatialstale_evals.detection.windows import DetectionSettings, audit_windows, detection_scorer
 from spatialstale_evals.harness.audit import FORMATS, AuditOutput, check_output
 from spatialstale_evals.harness.memory_text import FACTORS, MemoryStyle, check_memory
-from spatialstale_evals.harness.metrics import DETECTION_METRICS, EDIT_METRICS
 from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
 from spatialstale_evals.harness.params import check_choice, check_positive_int
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args

@@ -23,7 +23,6 @@ from spatialstale_evals.harness.memory_text import (
 )
 from spatialstale_evals.harness.memory_tool import MEMORY_ACCESS, MemoryAccess
 from spatialstale_evals.harness.memory_view import FILTER_MODES, NEEDS_CORRECTIONS, FilterMode
-from spatialstale_evals.harness.metrics import NAVIGATION_METRICS
 from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
 from spatialstale_evals.harness.params import NotApplicable, changed, check_choice, check_positive_int, defaults
 from spatialstale_evals.harness.run_epochs import RunEpochsTask
@@ -32,6 +31,7 @@ from spatialstale_evals.metadata import task_version
 from spatialstale_evals.navigation.explain import sample_text
 from spatialstale_evals.navigation.loop import NavigationSettings, navigation_loop, navigation_scorer
 from spatialstale_evals.navigation.memory_access import DEFAULT_MAX_MEMORY_CALLS, TOOL_METRICS
+from spatialstale_evals.navigation.metrics import NAVIGATION_METRICS
 from spatialstale_evals.navigation.strategies import STRATEGIES, StrategyName
 from spatialstale_evals.world.dataset import Size
 from spatialstale_evals.world.observation import covers_grid

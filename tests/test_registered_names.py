@@ -37,7 +37,7 @@ from spatialstale_evals import detect, lifelong, navigate, probe, stale
 FIXTURES = Path(__file__).parent / "fixtures"
 MINI = FIXTURES / "stale_mini.json"
 
-#: Registered twice today: ``harness/metrics.py`` (navigate) and ``lifetime/scoring.py``
+#: Registered twice today: ``navigation/metrics.py`` (navigate) and ``lifetime/scoring.py``
 #: (lifelong). Issue 34's rename of the lifelong side (``episode_success_rate`` ...)
 #: fixes it; until it is merged these fail (strict: the xfail must go with the fix).
 LIFELONG_COLLISION = frozenset(f"metric:spatialstale_evals/{n}" for n in ("success_rate", "death_rate", "timeout_rate"))

@@ -37,7 +37,6 @@ from spatialstale_evals.harness.loggable import loggable_output
 from spatialstale_evals.harness.memory_text import MemoryFraming, MemoryPosition, MemoryStyle, system_prompt, written
 from spatialstale_evals.harness.memory_tool import MemoryAccess
 from spatialstale_evals.harness.memory_view import FilterMode
-from spatialstale_evals.harness.metrics import NAVIGATION_METRICS
 from spatialstale_evals.harness.move import MOVE_TOOL
 from spatialstale_evals.harness.observe import Observation, Observed, observation, observation_parts, user_message
 from spatialstale_evals.harness.parsing import parse_move
@@ -54,6 +53,7 @@ from spatialstale_evals.navigation.episode import (
     step_line,
 )
 from spatialstale_evals.navigation.memory_access import FetchedMemory, memory_counts, memory_line
+from spatialstale_evals.navigation.metrics import NAVIGATION_METRICS
 from spatialstale_evals.navigation.state import NavigationState
 from spatialstale_evals.navigation.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv

@@ -1,6 +1,6 @@
 """The probe task's scorer and ratios: each ratio one function over summed
 counts, used by its Inspect metrics and by ``spatialstale report`` alike (as
-``harness/metrics.py`` does for the other tasks).
+``detection/metrics.py`` does for detect).
 
 Accuracy = passed / asked, where asked = pass + fail + unparseable: a reply
 without a usable answer is a failure to answer, counted against the model (and
