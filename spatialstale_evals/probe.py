@@ -11,7 +11,6 @@ from typing import Any
 
 from inspect_ai import Task, task
 
-from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
 from spatialstale_evals.harness.params import (
     CONVERSATIONS,
@@ -23,6 +22,7 @@ from spatialstale_evals.harness.params import (
 )
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
 from spatialstale_evals.metadata import task_version
+from spatialstale_evals.probing import prompts as probe_prompts
 from spatialstale_evals.probing.explain import sample_text
 from spatialstale_evals.probing.probes import PROBES, ProbeSettings, check_dimensions, probe_targets
 from spatialstale_evals.probing.scoring import probe_scorer
@@ -110,6 +110,6 @@ def probe(
         probe_scorer(),
         settings_args={"dimensions": asked},
         shown={"dimensions": ",".join(asked)},  # the input names them comma-separated, last
-        metadata={"probe_prompt_version": prompts.PROBE_PROMPT_VERSION},
+        metadata={"probe_prompt_version": probe_prompts.PROBE_PROMPT_VERSION},
         sample_text=sample_text,
     )

@@ -22,7 +22,6 @@ from typing import Any, Literal, get_args
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
-from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.memory_tool import MEMORY_ACCESS, MemoryAccess
 from spatialstale_evals.harness.params import (
     CONVERSATIONS,
@@ -36,6 +35,7 @@ from spatialstale_evals.harness.params import (
 )
 from spatialstale_evals.harness.task_body import family_task
 from spatialstale_evals.metadata import task_version
+from spatialstale_evals.stale_corpus import prompts
 from spatialstale_evals.stale_corpus.asking import StaleSettings, stale_probes
 from spatialstale_evals.stale_corpus.corpus import (
     HUB_REVISION,

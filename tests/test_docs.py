@@ -348,8 +348,11 @@ VERSION_STATED = re.compile(r"`(?:prompts\.)?([A-Z][A-Z_]*VERSION)`\s*(?:is\s+|=
 
 def test_every_version_the_docs_state_is_the_codes() -> None:
     """The Changelog is history and left out; every other page's stated version is read from the code."""
-    from spatialstale_evals.harness import prompts
+    from spatialstale_evals.harness import prompts as shared
+    from spatialstale_evals.probing import prompts as probe_prompts
+    from spatialstale_evals.stale_corpus import prompts as stale_prompts
 
+    versions = {**vars(shared), **vars(probe_prompts), **vars(stale_prompts)}
     stated = [
         (path.name, name, value)
         for path in DOCS
@@ -357,7 +360,7 @@ def test_every_version_the_docs_state_is_the_codes() -> None:
         for name, value in VERSION_STATED.findall(path.read_text(encoding="utf-8"))
     ]
     assert {"PROBE_PROMPT_VERSION", "STALE_PROMPT_VERSION"} <= {name for _, name, _ in stated}
-    wrong = [(page, name, value, getattr(prompts, name, None)) for page, name, value in stated]
+    wrong = [(page, name, value, versions.get(name)) for page, name, value in stated]
     assert [w for w in wrong if w[2] != w[3]] == []
 
 

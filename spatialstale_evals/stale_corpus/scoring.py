@@ -59,13 +59,13 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
-from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.counts import ratio
 from spatialstale_evals.harness.loggable import REPLACED_KEY, loggable_output
 from spatialstale_evals.harness.metrics import ANSWER_METRICS, defined, named_metric
 from spatialstale_evals.harness.parsing import CUT_STOP_REASONS
 from spatialstale_evals.harness.schemas import flag, obj, response_config, text
 from spatialstale_evals.harness.score_counts import COUNTS, metric_counts
+from spatialstale_evals.stale_corpus import prompts
 from spatialstale_evals.stale_corpus.corpus import STALE_DIMENSIONS, STALE_TYPES
 from spatialstale_evals.stale_corpus.judgement import StaleJudgement, judge_key, parse_stale_judgement
 from spatialstale_evals.stale_corpus.retrieval import RETRIEVAL_RATIOS, memory_counts, memory_lines
