@@ -71,13 +71,11 @@ def check_args(
     policy = STRATEGIES[strategy]
     if filter_mode != "delete" and not policy.removes_entries:
         raise NotApplicable(f"filter_mode={filter_mode!r} needs a strategy that judges entries; {strategy} judges none")
-    if audit_format and policy.audit_batch_size(1, batch_size) is None:
+    if audit_format and not policy.calls_model:
         named = ", ".join(f"{k}={v!r}" for k, v in audit_format.items())
         raise NotApplicable(f"{named}: the format of the auditor's verdicts; {strategy} asks no auditor")
-    if batch_size != defaults(navigate)["batch_size"] and policy.audit_batch_size(1000, 1) == policy.audit_batch_size(
-        1000, 2
-    ):
-        how = "asks no auditor" if policy.audit_batch_size(1, 1) is None else "audits every entry in one call"
+    if batch_size != defaults(navigate)["batch_size"] and not policy.batch_size_matters:
+        how = "audits every entry in one call" if policy.calls_model else "asks no auditor"
         raise NotApplicable(f"batch_size={batch_size}: the entries per audit call; {strategy} {how}")
     output = audit_format.get("output", defaults(navigate)["output"])
     if filter_mode in NEEDS_CORRECTIONS and not policy.corrects(output):
@@ -206,7 +204,7 @@ def navigate(
     check_memory(memory_style, distractors)
     check_framing(memory_framing, memory_position)
     body.check_options(size, structured_output)
-    if structured_output and STRATEGIES[strategy].audit_batch_size(1, batch_size) is None:
+    if structured_output and not STRATEGIES[strategy].calls_model:
         raise NotApplicable(
             f"structured_output constrains the auditor's JSON verdicts; {strategy} asks no auditor "
             "(the navigator's moves are tool calls)"

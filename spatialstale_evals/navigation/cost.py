@@ -45,7 +45,7 @@ def start_verdict(inst: Instance, policy: MemoryPolicy, radius: int | None, outp
         return Verdict()
     grid, agent = inst.grid, (0, 0)
     due = due_entries(inst.memory, agent, radius, set(), 0)
-    if policy.audit_batch_size(len(inst.memory), 1) is None:
+    if not policy.calls_model:
         ledger = {e.cell: (grid[e.row][e.col], 0) for e in due if not e.is_note}
         request = JudgeRequest(
             instance=inst,
@@ -221,7 +221,7 @@ def estimate_navigate(instances: Sequence[Instance], args: dict[str, Any], model
             audits_low = walk_audits(model, inst, policy, obs, batch_size, path, radius, s.structured_output, s.output)
             each = (
                 audit_cost(model, inst.grid, inst.memory, obs, 1, output=s.output, structured=s.structured_output)
-                if policy.audit_batch_size(1, 1)
+                if policy.calls_model
                 else Cost()
             )
             audits_high = each * len(judged_windows(inst, policy, budget))

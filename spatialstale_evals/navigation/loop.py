@@ -182,7 +182,7 @@ class Navigation:
             decisions=episode.decisions,
         )
         label = self.policy.label(reason)
-        if self.policy.audit_batch_size(1, 1) is None or not request.due:  # no model call: no span of its own
+        if not self.policy.calls_model or not request.due:  # no model call: no span of its own
             record = await self.apply(request, moment)
         else:
             async with audit_span(label):  # the auditor's calls and what each reply said
