@@ -76,6 +76,9 @@ class TaskFamily:
         instance: Whether records carry the instance and its windows' truth.
         matrix: How the run matrix plans this family (None: not in the matrix).
         estimate: The cost of a planned task without a model call (None: not estimated).
+        settings: The family's settings object from the task's full arguments
+            (defaults included), as its task builds it: what the cost estimate
+            and the benchmarks read, without importing the family (None: none).
         in_default_matrix: Whether ``spatialstale matrix`` runs it when ``--tasks`` is not given.
         arm_args: Task arguments that make a strategy another arm of the same
             comparison rather than another configuration (a record's ``strategy``
@@ -115,6 +118,7 @@ class TaskFamily:
     instance: bool = False
     matrix: MatrixArguments | None = None
     estimate: Estimate | None = None
+    settings: Callable[[Mapping[str, Any]], Any] | None = None
     in_default_matrix: bool = True
     arm_args: tuple[str, ...] = ()
     factors: tuple[str, ...] = ()
