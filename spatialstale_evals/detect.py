@@ -19,12 +19,9 @@ from spatialstale_evals.harness.memory_text import FACTORS, MemoryStyle, check_m
 from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
 from spatialstale_evals.harness.params import check_choice, check_positive_int
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
-from spatialstale_evals.metadata import task_version
 from spatialstale_evals.world.dataset import Size
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
-
-TASK_VERSION = task_version()
 
 
 @task

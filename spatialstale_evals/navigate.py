@@ -27,7 +27,6 @@ from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
 from spatialstale_evals.harness.params import NotApplicable, changed, check_choice, check_positive_int, defaults
 from spatialstale_evals.harness.run_epochs import RunEpochsTask
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
-from spatialstale_evals.metadata import task_version
 from spatialstale_evals.navigation.explain import sample_text
 from spatialstale_evals.navigation.loop import NavigationSettings, navigation_loop, navigation_scorer
 from spatialstale_evals.navigation.memory_access import DEFAULT_MAX_MEMORY_CALLS, TOOL_METRICS
@@ -38,8 +37,6 @@ from spatialstale_evals.world.observation import covers_grid
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
 from spatialstale_evals.world.validate import MAX_STEPS
-
-TASK_VERSION = task_version()
 
 
 def check_args(

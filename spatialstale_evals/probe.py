@@ -21,7 +21,6 @@ from spatialstale_evals.harness.params import (
     check_positive_int,
 )
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
-from spatialstale_evals.metadata import task_version
 from spatialstale_evals.probing import prompts as probe_prompts
 from spatialstale_evals.probing.explain import sample_text
 from spatialstale_evals.probing.probes import PROBES, ProbeSettings, check_dimensions, probe_targets
@@ -30,8 +29,6 @@ from spatialstale_evals.world.dataset import Size
 from spatialstale_evals.world.grid import MAX_SIDE
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
-
-TASK_VERSION = task_version()
 
 
 @task

@@ -49,6 +49,8 @@ IMAGE_ARGS: dict[str, str] = {
 IMAGE_ARGS_LINE = re.compile(r"^(?P<indent>[ \t]*)image_\*: .*$", re.MULTILINE)
 #: The width the docstring lines are wrapped at (the project's line length).
 DOC_WIDTH = 120
+#: An option the task does not have (``GridTaskBody.check_options``).
+NO_OPTION: Any = object()
 
 
 def image_args(fn: F) -> F:
@@ -115,11 +117,17 @@ class GridTaskBody:
         self.options: dict[str, Any] = {}
         self._loaded: tuple[str, InstanceSet] | None = None
 
-    def check_options(self, size: str, structured_output: Any) -> dict[str, Any]:
-        """``structured_output`` and ``size`` checked: the task's options (the
-        size becomes the instances' own at ``load``)."""
+    def check_options(self, size: str, structured_output: Any = NO_OPTION) -> dict[str, Any]:
+        """``size`` and, for a task that has it, ``structured_output`` checked:
+        the task's options (the size becomes the instances' own at ``load``). A
+        task without structured output passes none, and its samples name none."""
         check_choice("size", size, SIZES)
-        self.options = {"structured_output": check_bool("structured_output", structured_output), "size": size}
+        structured = (
+            {}
+            if structured_output is NO_OPTION
+            else {"structured_output": check_bool("structured_output", structured_output)}
+        )
+        self.options = {**structured, "size": size}
         return self.options
 
     def load(self, dataset: str | None, regime: str, modality: str) -> Instance:
