@@ -62,10 +62,11 @@ def test_junk_never_raises_and_is_counted_as_unparsed():
         "/memories/huge.md": ("blah " * 20 + "\n") * 5000 + "HOLE at (1,1)\n",
     }
     notes = parse_notes(files, 4, 4)
-    assert notes.claims == {(1, 1): {"HOLE"}}
-    # prose 4 + nested 2 ("(1,1) hole??": no separator before the word) + huge 5000, and the binary file's
+    assert notes.claims == {(1, 1): {"HOLE"}}  # "not safe at (1,1)" and the huge file's last line
+    # prose 2 + "(3,4) is not safe" (off the 4x4 grid) + "(9,9): hole" + huge 5000, and the binary file's
     # 3 lines (its one "\n" is chr(10) of the second part; other control characters end no line)
-    assert notes.unparsed_lines == 4 + 2 + 5000 + 3
+    assert notes.unparsed_lines == 2 + 1 + 1 + 5000 + 3
+    assert notes.ambiguous_lines == 1  # "(1,1) hole?? maybe"
     assert notes.memory_bytes == sum(len(t.encode()) for t in files.values())
 
 
@@ -84,6 +85,7 @@ def test_contradictions_are_conflicting_cells_with_one_true_and_one_false_claim(
         "seen_cells": 3,
         "covered_cells": 2,
         "unparsed_lines": 0,
+        "ambiguous_lines": 0,
         "memory_bytes": sum(len(t) for t in files.values()),
     }
     assert death_cause(notes, (1, 1)) == "conflicting_note"
