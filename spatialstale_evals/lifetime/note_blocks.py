@@ -99,6 +99,10 @@ def read_text(text: str, height: int, width: int) -> Iterator[Entry]:
             yield from (Entry(1, _entry(t, height, width)) for t in table_lines(lines[i:last]))
             i = last
             continue
+        if stripped.startswith("|") and stripped.endswith("|") and len(stripped) > 1:  # a row with no header
+            yield Entry(1, _entry(" : ".join(_cells_of(stripped)), height, width))
+            i += 1
+            continue
         fast = _RECOMMENDED.match(line)
         if not fast and not (_MAYBE_CELL.search(line) and any(t.kind == "cell" for t in tokens(line))):
             rows = _map_rows(lines, i + 1, height, width)
@@ -108,13 +112,15 @@ def read_text(text: str, height: int, width: int) -> Iterator[Entry]:
                 section, i = None, end
                 continue
             header = stripped.startswith("#") or stripped.rstrip("*").endswith(":")
-            section = stripped if header else section
+            section = stripped if header else None
             if not stripped.startswith("#"):
                 yield Entry(1, Reading(read=header and any(t.kind == "claim" for t in tokens(stripped))))
             i += 1
             continue
         if section is not None and _only_cells(line):
             line = f"{section.lstrip('#').strip()} {line}"
+        else:
+            section = None  # a list under a header ends at the first line that is not a list item
         yield Entry(1, _entry(line, height, width))
         i += 1
 
@@ -324,7 +330,7 @@ def _map_rows(lines: list[str], i: int, height: int, width: int) -> tuple[int, l
         return None
     numbered = [n for n, _ in letters]
     if all(n is None for n in numbered) and len(rows) != height:
-        return None
+        return i, ["maybe"]  # rows that cannot be placed: an ambiguous map
     return i, block[1:] + rows
 
 
@@ -336,6 +342,9 @@ def _row_letters(row: str) -> tuple[int | None, str]:
 
 def map_text(header: str, lines: list[str]) -> Iterator[str]:
     """A copied map's rows as ``(r,c)=L`` lines, under its header's words."""
+    if lines == ["maybe"]:
+        yield "(0,0): maybe hole"
+        return
     legend = dict(_LEGEND.findall(" ".join([header, *lines])))
     meaning: dict[str, str] = {}
     for symbol, word in legend.items():

@@ -11,7 +11,9 @@ hole``, ``(3,4) and (3,5) are safe``, ``(3,4)=H``). Each cell's claims are
 then ordered: current (after an update word) over plain over past (no claim).
 
 The rule is *when in doubt, read nothing; never the opposite*: a line with a
-doubt word or ``?`` (``maybe``, ``probably``, ``might``, ``or`` ...), opposite
+doubt word or ``?`` (``maybe``, ``probably``, ``might``, ``or``, ``if``, and
+words that make a claim word name another place: ``except``, ``near``,
+``avoiding``, ``neither`` ...), opposite
 claims about one cell that no update word orders, a negation or an update that
 attaches to no claim word (``HOLE at (3,4), not anymore``), a double negation,
 or a retraction (``wrong``, ``outdated``) is *ambiguous*: counted, no claim.
@@ -68,18 +70,22 @@ _KINDS: dict[str, str] = {
     **dict.fromkeys(("before", "old", "prior", "former", "used", "had", "past"), "past"),
     **dict.fromkeys(("now", "currently", "current", "became", "become", "becomes", "turned", "turns"), "now"),
     **dict.fromkeys(("changed", "changes", "updated", "update", "latest", "new", "flipped"), "now"),
-    **dict.fromkeys(("thawed", "melted", "froze", "refroze", "refrozen"), "now"),
+    **dict.fromkeys(("thawed", "melted", "froze", "refroze", "refrozen", "anymore"), "now"),
     **dict.fromkeys(("to", "into"), "to"),
     **dict.fromkeys(("from",), "from"),
     **dict.fromkeys(("at", "on", "in", "located"), "at"),
-    **dict.fromkeys(("and", "also", "both", "plus"), "lsep"),
+    **dict.fromkeys(("and", "also", "both", "plus", "but"), "lsep"),
     **dict.fromkeys(("maybe", "perhaps", "possibly", "possible", "probably", "probable", "likely"), "unc"),
     **dict.fromkeys(("unlikely", "might", "may", "could", "guess", "guessed", "guessing", "suspect"), "unc"),
-    **dict.fromkeys(("suspected", "seems", "seem", "seemed", "apparently", "think", "believe"), "unc"),
+    **dict.fromkeys(("suspected", "seems", "seem", "seemed", "apparently", "think", "believe", "looks"), "unc"),
     **dict.fromkeys(("unsure", "uncertain", "unclear", "unconfirmed", "unverified", "assume", "assumed"), "unc"),
     **dict.fromkeys(("presumably", "potential", "potentially", "either", "or", "doubt", "tbd", "verify"), "unc"),
+    **dict.fromkeys(("if", "unless", "true", "yes"), "unc"),
+    **dict.fromkeys(("except", "excluding", "unlike", "neither", "nor", "besides", "only", "than"), "rel"),
+    **dict.fromkeys(("near", "nearby", "next", "beside", "adjacent", "around", "surrounding", "between"), "rel"),
+    **dict.fromkeys(("zone", "area", "region", "moved", "avoiding", "without"), "rel"),
     **dict.fromkeys(("wrong", "false", "incorrect", "invalid", "outdated", "stale", "obsolete", "gone"), "doubt"),
-    **dict.fromkeys(("ignore", "fixed", "removed", "deprecated", "anymore", "longer", "retract"), "doubt"),
+    **dict.fromkeys(("ignore", "fixed", "removed", "deprecated", "longer", "retract"), "doubt"),
     **dict.fromkeys(("step", "enter", "go", "walk", "move", "tread", "stand", "visit", "visited"), "benign"),
     **dict.fromkeys(("explored", "been", "use", "cross", "pass", "touch", "land", "fall", "revisit"), "benign"),
     **dict.fromkeys(("a", "an", "the", "cell", "cells", "tile", "tiles", "square", "squares", "spot"), "fill"),
@@ -87,9 +93,14 @@ _KINDS: dict[str, str] = {
     **dict.fromkeys(("are", "be", "being", "that", "that's", "there", "there's", "this", "still"), "fill"),
     **dict.fromkeys(("definitely", "confirmed", "verified", "known", "all", "each", "indeed"), "fill"),
     **dict.fromkeys(("certainly", "surely", "one", "ones", "here", "which", "as", "any"), "fill"),
+    **dict.fromkeys(("found", "seen", "observed", "spotted", "noted", "marked", "so", "far"), "fill"),
 }
 #: Kinds that may stand between a claim word and the cell it binds, or its markers.
 _GLUE = {"fill", "sep"}
+_PRONOUNS = {"it", "it's", "which", "that's"}
+#: Time words that may head a note (``UPDATE: ...``) without being an update of a claim.
+_LABELS = {"update", "updated", "latest", "new", "current"}
+_PAST_VETO = {"was", "were", "previously", "formerly"}
 _MARKERS = {"neg", "negpast", "past", "now", "negnow", "to", "from"}
 
 
@@ -132,8 +143,9 @@ def tokens(line: str) -> list[Token]:
             continue  # a bullet
         elif kind in ("sep", "lsep"):
             out.append(Token(kind, m[0].strip()))
-        elif kind == "num":
-            out.append(Token("other", m[0]))
+        elif kind == "num":  # a number as a cell's value (``(3,4)=0``) says something unread
+            value = bool(out) and out[-1].kind == "sep" and out[-1].text in ":="
+            out.append(Token("doubt" if value else "other", m[0]))
         else:
             out.append(Token(kind, m[0]))
     return _fold(out)
@@ -174,6 +186,7 @@ class Chain:
     value: str | None  # SAFE, HOLE, UNKNOWN, None (past or no claim), or "AMBIGUOUS"
     tense: str  # "now", "plain" or "past"
     forward: bool
+    word: bool  # ends on a claim word proper (not a letter, start, goal or unknown)
 
 
 @dataclass
@@ -233,7 +246,8 @@ def _chains(clause: list[Token], elems: list[dict]) -> list[Chain]:
             last = groups[-1][-1]
             between = clause[last["i"] + 1 : e["start"]]
             arrow = any(t.kind == "arrow" for t in between)
-            if all(t.kind in _GLUE | {"lsep", "arrow"} for t in between) and (arrow or e["now"] or e["past"]):
+            linked = arrow or e["now"] or e["past"] or last["past"]
+            if all(t.kind in _GLUE | {"lsep", "arrow"} or t.used for t in between) and linked:
                 for t in between:
                     t.used = t.used or t.kind == "arrow"
                 e["now"] = e["now"] or arrow
@@ -247,7 +261,8 @@ def _chains(clause: list[Token], elems: list[dict]) -> list[Chain]:
         plain = {e["value"] for e in g if not e["now"] and not e["past"]}
         tier, tense = (now, "now") if now else (plain, "plain") if plain else (set(), "past")
         value = None if not tier else next(iter(tier)) if len(tier) == 1 else "AMBIGUOUS"
-        out.append(Chain(g[0]["start"], g[-1]["i"], value, tense, g[-1]["tok"].forward))
+        last = g[-1]["tok"]
+        out.append(Chain(g[0]["start"], g[-1]["i"], value, tense, last.forward, last.flippable))
     return out
 
 
@@ -272,9 +287,11 @@ def _bind(clause: list[Token], chain: Chain) -> tuple[list[Cell], str]:
         return forward, chain.tense
     # backward: glue or an arrow (a comma too before a time marker), then a cell list
     k, tense = chain.start - 1, chain.tense
-    timed = chain.tense != "plain" or chain.start < chain.end
+    timed = chain.tense != "plain" or chain.start < chain.end or any(
+        t.text in _PRONOUNS for t in clause[max(chain.start - 3, 0) : chain.end]
+    )
     while k >= 0 and (
-        clause[k].kind in _GLUE | {"arrow"} or clause[k].kind == "lsep" and clause[k].text == "," and timed
+        clause[k].kind in _GLUE | {"arrow"} or clause[k].kind == "lsep" and clause[k].text in (",", "but") and timed
     ):
         tense = "now" if clause[k].kind == "arrow" and tense == "plain" else tense
         k -= 1
@@ -321,7 +338,7 @@ def read_line(line: str, height: int, width: int) -> Reading:
         return Reading()
     if not any(t.kind in ("claim", "letter") for t in toks):
         return Reading()
-    if any(t.kind in ("unc", "q", "doubt") for t in toks):
+    if any(t.kind in ("unc", "rel", "q", "doubt") for t in toks):
         return Reading(ambiguous=True, read=True)
     found: dict[Cell, list[tuple[str | None, str]]] = {}
     ok, stray = True, set()
@@ -332,14 +349,14 @@ def read_line(line: str, height: int, width: int) -> Reading:
             cells, tense = _bind(clause, chain)
             for cell in cells:
                 found.setdefault(cell, []).append((chain.value, tense))
-            if not cells and chain.tense != "past":
+            if not cells and chain.tense != "past" and chain.word:
                 stray.add(chain.value)
         loose = [t for t in clause if not t.used]
         for i, t in enumerate(loose):
             after = loose[i + 1] if i + 1 < len(loose) else None
             if t.kind in ("neg", "negnow", "negpast") and not (after and after.kind == "benign"):
                 ok = False  # a negation of no claim word: the line is in doubt
-            if t.kind in ("now", "negnow") or t.kind == "past" and t.text in ("was", "were", "previously", "formerly"):
+            if t.kind in ("now", "negnow") and t.text not in _LABELS or t.kind == "past" and t.text in _PAST_VETO:
                 ok = False  # an update or a past with no claim word
     found = {cell: made for cell, made in found.items() if _inside(cell, height, width)}
     if not found:
