@@ -236,3 +236,20 @@ def test_a_digit_run_beside_claims_leaves_them_read():
     notes = parse_notes({"/memories/n.md": text}, 4, 4)
     assert notes.claims == {(0, 1): {"SAFE"}, (2, 2): {"HOLE"}}
     assert notes.unparsed_lines == 1
+
+
+NOTE_PIECES = [
+    "SAFE", "HOLE", "hole", "safe", "not", "no longer", "was", "now", "->", "maybe", "?", ":", "=", ",", ";", ".",
+    "and", "(3,4)", "( 1 , 2 )", "[2,3]", "r1c2", "row 2 col 3", "(9,9)", "H", "F", "S", "G", "|", "|---|", "{", "}",
+    "[", "]", '"cell"', '"holes"', '"state"', "[[1,2]]", "true", "false", "Map:", "Holes:", "- ", "#", "```", "SFHG",
+    "????", "\n", "\n", " ", "12345678", "changed from", "to", "at", "is", "isn't", "never", "x", "X = hole",
+]
+
+
+@given(st.lists(st.sampled_from(NOTE_PIECES) | st.text(max_size=6), max_size=60))
+@settings(max_examples=150, deadline=None)
+def test_any_mix_of_note_pieces_parses_without_error_to_claims_on_the_grid(pieces):
+    text = " ".join(pieces)
+    notes = parse_notes({"/memories/n.md": text}, 4, 4)
+    assert all(0 <= r < 4 and 0 <= c < 4 and made <= {"SAFE", "HOLE"} for (r, c), made in notes.claims.items())
+    assert notes.unparsed_lines <= len(text.split("\n"))

@@ -29,9 +29,19 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from spatialstale_evals.lifetime.note_forms import HOLE_CLAIM, LETTERS, SAFE, UNKNOWN, Reading, read_line, tokens
+from spatialstale_evals.lifetime.note_forms import (
+    ANY_CELL,
+    HOLE_CLAIM,
+    LETTERS,
+    SAFE,
+    UNKNOWN,
+    Reading,
+    read_line,
+    tokens,
+)
 
 
 @dataclass
@@ -43,7 +53,6 @@ class Entry:
     reading: Reading
 
 
-_MAYBE_CELL = re.compile(r"[(\[]\s*\d|\brow\b|\bcol|\br\d", re.IGNORECASE)
 _RECOMMENDED = re.compile(r"^\s*(SAFE|HOLE) at \((\d{1,4}),(\d{1,4})\)\s*$")
 _JSON_START = re.compile(r"^\s*(?:\{\s*(?:$|[\"'}])|\[\s*(?:$|[\[{\"\]]|-?\d+\s*,\s*-?\d+\s*\]\s*,\s*\[))")
 _JSON_WINDOW = 256 * 1024
@@ -104,7 +113,7 @@ def read_text(text: str, height: int, width: int) -> Iterator[Entry]:
             i += 1
             continue
         fast = _RECOMMENDED.match(line)
-        if not fast and not (_MAYBE_CELL.search(line) and any(t.kind == "cell" for t in tokens(line))):
+        if not fast and not ANY_CELL.search(line):
             rows = _map_rows(lines, i + 1, height, width)
             if rows is not None:
                 end, map_lines = rows
@@ -125,7 +134,10 @@ def read_text(text: str, height: int, width: int) -> Iterator[Entry]:
         i += 1
 
 
+@lru_cache(maxsize=65536)
 def _entry(line: str, height: int, width: int) -> Reading:
+    """One line's reading (memoised: the store is read at every episode's
+    start and end, mostly the same lines; a Reading is never changed)."""
     fast = _RECOMMENDED.match(line)
     if fast:
         cell = (int(fast[2]), int(fast[3]))

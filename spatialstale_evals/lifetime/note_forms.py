@@ -51,8 +51,8 @@ _TOKEN = re.compile(
     + r"|(?P<lsep>[,&+/])|(?P<word>[a-z][a-z'’]*)|(?P<num>\d+)",
     re.IGNORECASE,
 )
-#: A cell that can only be told from its neighbours: ``(3,4)`` or ``(r3,c4)`` as a lone string.
-CELL_ALONE = re.compile(rf"^\s*\(?\s*{_N}\s*,\s*{_N}\s*\)?\s*$")
+#: Any cell, for a quick look before a line is cut into tokens.
+ANY_CELL = re.compile("|".join(_CELL_FORMS), re.IGNORECASE)
 
 _SAFE_WORDS = ("safe", "ice", "icy", "frozen", "walkable", "passable", "solid")
 _HOLE_WORDS = ("hole", "holes", "danger", "dangers", "dangerous", "deadly", "lethal", "unsafe")
@@ -115,18 +115,25 @@ class Token:
     used: bool = False
 
 
+def _word_kinds() -> dict[str, tuple[str, str | None, bool, bool]]:
+    """word -> (kind, value, flippable, forward), claim words over the other kinds."""
+    kinds: dict[str, tuple[str, str | None, bool, bool]] = {w: (k, None, False, True) for w, k in _KINDS.items()}
+    kinds.update({w: ("letter", v, False, False) for w, v in LETTERS.items()})
+    kinds.update({w: ("claim", UNKNOWN, False, False) for w in _UNKNOWN_WORDS})
+    kinds.update({w: ("claim", v, False, False) for w, v in _BACKWARD_ONLY.items()})
+    for claim, words in ((SAFE, _SAFE_WORDS), (HOLE_CLAIM, _HOLE_WORDS)):
+        kinds.update({w: ("claim", claim, True, True) for w in words})
+    return kinds
+
+
+_WORD_KINDS = _word_kinds()
+_OTHER = ("other", None, False, True)
+
+
 def _word_token(word: str) -> Token:
     w = word.lower().replace("’", "'")
-    for claim, words in ((SAFE, _SAFE_WORDS), (HOLE_CLAIM, _HOLE_WORDS)):
-        if w in words:
-            return Token("claim", w, value=claim, flippable=True)
-    if w in _BACKWARD_ONLY:
-        return Token("claim", w, value=_BACKWARD_ONLY[w], forward=False)
-    if w in _UNKNOWN_WORDS:
-        return Token("claim", w, value=UNKNOWN, forward=False)
-    if w in LETTERS:
-        return Token("letter", w, value=LETTERS[w], forward=False)
-    return Token(_KINDS.get(w, "other"), w)
+    kind, value, flippable, forward = _WORD_KINDS.get(w, _OTHER)
+    return Token(kind, w, value=value, flippable=flippable, forward=forward)
 
 
 def tokens(line: str) -> list[Token]:
