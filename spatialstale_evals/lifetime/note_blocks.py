@@ -12,8 +12,10 @@ structured forms that span lines, each rewritten into lines the one grammar read
   columns make the cell; a yes/no under a claim word's header claims it or not.
 * **Copied map**: rows of S/F/H/G (``?``, ``.`` or any other symbol: no claim)
   under a header that says what it is (``map``, ``grid``, ``layout``, ``board``
-  or a legend ``H=hole``); rows numbered, or exactly the grid's height of them;
-  each row exactly the grid's width. A legend may name other symbols
+  or a legend ``H=hole``); rows numbered from 0, or exactly the grid's height of
+  them; each row exactly the grid's width. Rows that cannot be placed (fewer
+  unnumbered rows, a row number past the grid: numbered from 1) are one
+  ambiguous entry. A legend may name other symbols
   (``X=hole``); one that contradicts S/F/H/G makes the map ambiguous.
 * **Lists under a header**: ``Holes:`` (or ``## Safe cells``) and then lines
   holding only cells (``- (3,4)``) read as ``Holes: (3,4)``, until a blank line.
@@ -341,8 +343,8 @@ def _map_rows(lines: list[str], i: int, height: int, width: int) -> tuple[int, l
     if not rows or any(len(ls) != width for _, ls in letters):
         return None
     numbered = [n for n, _ in letters]
-    if all(n is None for n in numbered) and len(rows) != height:
-        return i, ["maybe"]  # rows that cannot be placed: an ambiguous map
+    if all(n is None for n in numbered) and len(rows) != height or any(n is not None and n >= height for n in numbered):
+        return i, ["maybe"]  # rows that cannot be placed (too few, or numbered from 1): an ambiguous map
     return i, block[1:] + rows
 
 
