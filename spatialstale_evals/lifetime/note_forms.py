@@ -106,6 +106,11 @@ _MARKERS = {"neg", "negpast", "past", "now", "negnow", "to", "from"}
 
 @dataclass
 class Token:
+    """One piece of a line: its kind (``cell``, ``claim``, ``letter``, ``neg``,
+    ``past``, ``now``, ``unc``, ``fill``, ``sep``, ``lsep``, ``other``...), its
+    text, and for a cell its (row, col), for a claim word its value; ``used``
+    once a claim word took it as a marker or bound it."""
+
     kind: str
     text: str
     cell: Cell | None = None
@@ -166,6 +171,7 @@ def _pair(m: re.Match[str]) -> tuple[int, int]:
 
 
 def _fold(toks: list[Token]) -> list[Token]:
+    """Phrases of two tokens made one (``tokens``)."""
     out: list[Token] = []
     for t in toks:
         prev = out[-1] if out else None
