@@ -329,11 +329,13 @@ def _map_rows(lines: list[str], i: int, height: int, width: int) -> tuple[int, l
     if not (_MAP_WORD.search(header) or _LEGEND.search(header)):
         return None
     block: list[str] = [header]
-    while i < len(lines) and (_FENCE.match(lines[i]) or _LEGEND.search(lines[i]) and not _MAP_ROW.match(lines[i])):
+    end = min(len(lines), i + 4)  # a legend and a fence at most: the scan stays bounded, the parse linear
+    while i < end and (_FENCE.match(lines[i]) or _LEGEND.search(lines[i]) and not _MAP_ROW.match(lines[i])):
         block.append(lines[i])
         i += 1
-    rows = []
-    while i < len(lines) and (_MAP_ROW.match(lines[i]) or _INDEX_ROW.fullmatch(lines[i]) or _FENCE.match(lines[i])):
+    rows: list[str] = []
+    end = min(len(lines), i + 2 * height + 4)
+    while i < end and (_MAP_ROW.match(lines[i]) or _INDEX_ROW.fullmatch(lines[i]) or _FENCE.match(lines[i])):
         if _MAP_ROW.match(lines[i]):
             rows.append(lines[i])
         i += 1

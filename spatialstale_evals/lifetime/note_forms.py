@@ -13,7 +13,8 @@ then ordered: current (after an update word) over plain over past (no claim).
 The rule is *when in doubt, read nothing; never the opposite*: a line with a
 doubt word or ``?`` (``maybe``, ``probably``, ``might``, ``or``, ``if``, and
 words that make a claim word name another place: ``except``, ``near``,
-``avoiding``, ``neither`` ...), opposite
+``avoiding``, ``neither`` ..., or a direction right before it: ``route along
+holes``, ``avoid holes``), opposite
 claims about one cell that no update word orders, a negation or an update that
 attaches to no claim word (``HOLE at (3,4), not anymore``), a double negation,
 or a retraction (``wrong``, ``outdated``) is *ambiguous*: counted, no claim.
@@ -84,6 +85,9 @@ _KINDS: dict[str, str] = {
     **dict.fromkeys(("except", "excluding", "unlike", "neither", "nor", "besides", "only", "than"), "rel"),
     **dict.fromkeys(("near", "nearby", "next", "beside", "adjacent", "around", "surrounding", "between"), "rel"),
     **dict.fromkeys(("zone", "area", "region", "moved", "avoiding", "without"), "rel"),
+    **dict.fromkeys(("along", "alongside", "beyond", "behind", "toward", "towards", "through", "across"), "dir"),
+    **dict.fromkeys(("via", "below", "above", "under", "beneath", "left", "right", "up", "down"), "dir"),
+    **dict.fromkeys(("north", "south", "east", "west", "avoid", "avoids", "avoided", "dodge", "skip"), "dir"),
     **dict.fromkeys(("wrong", "false", "incorrect", "invalid", "outdated", "stale", "obsolete", "gone"), "doubt"),
     **dict.fromkeys(("ignore", "fixed", "removed", "deprecated", "longer", "retract"), "doubt"),
     **dict.fromkeys(("step", "enter", "go", "walk", "move", "tread", "stand", "visit", "visited"), "benign"),
@@ -93,7 +97,7 @@ _KINDS: dict[str, str] = {
     **dict.fromkeys(("are", "be", "being", "that", "that's", "there", "there's", "this", "still"), "fill"),
     **dict.fromkeys(("definitely", "confirmed", "verified", "known", "all", "each", "indeed"), "fill"),
     **dict.fromkeys(("certainly", "surely", "one", "ones", "here", "which", "as", "any"), "fill"),
-    **dict.fromkeys(("found", "seen", "observed", "spotted", "noted", "marked", "so", "far"), "fill"),
+    **dict.fromkeys(("found", "seen", "observed", "spotted", "noted", "marked", "so", "far", "path", "route"), "fill"),
 }
 #: Kinds that may stand between a claim word and the cell it binds, or its markers.
 _GLUE = {"fill", "sep"}
@@ -359,6 +363,11 @@ def read_line(line: str, height: int, width: int) -> Reading:
         elems, clause_ok = _elements(clause)
         ok = ok and clause_ok
         for chain in _chains(clause, elems):
+            k = chain.start - 1
+            while k >= 0 and clause[k].kind in _GLUE:
+                k -= 1
+            if k >= 0 and clause[k].kind == "dir":
+                ok = False  # ``route along holes: ...``: the claim word names another place
             cells, tense = _bind(clause, chain)
             for cell in cells:
                 found.setdefault(cell, []).append((chain.value, tense))
