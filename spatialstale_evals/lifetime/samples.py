@@ -29,15 +29,12 @@ class LifetimeSet:
     instances: Mapping[str, Instance]
 
     @classmethod
-    def load(cls, dataset: str | Path | None, regime: str) -> LifetimeSet:
+    def load(cls, dataset: str | Path | None, regime: str, episodes: int | None = None) -> LifetimeSet:
         """The verified lifetimes of ``regime`` in ``dataset`` (None: the
-        canonical set) and their instances, checked to belong together."""
-        lives = {lt.id: lt for lt in lifetimes.load(dataset, regime)}
+        canonical set) and their instances, checked line by line to belong
+        together (``lifetimes.load``), each holding at least ``episodes``."""
+        lives = {lt.id: lt for lt in lifetimes.load(dataset, regime, episodes)}
         instances = {i.id: i for i in load_instances(dataset, regime)}
-        for life in lives.values():
-            inst = instances.get(life.id)
-            if inst is None or inst.seed != life.seed or inst.g0 != life.g0:
-                raise world_dataset.DatasetError(f"lifetime {life.id}: no matching instance in the dataset")
         folder = Path(dataset).name if dataset is not None else world_dataset.DATASET_VERSION
         return cls(f"{folder}/{lifetimes.LIFETIME_DIR}/{regime}", lives, instances)
 
