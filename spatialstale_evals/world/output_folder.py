@@ -54,13 +54,9 @@ def check_out(out: Path, force: bool) -> Path:
     neither inside the installed package nor holding a canonical set unless
     ``force``; created and returned. A ``DatasetError`` names the problem."""
     shown = f"--out {out}"
-    for parent in (out, *out.parents):
-        if parent.exists() and not parent.is_dir():
-            where = "is a file" if parent == out else f"lies under {parent}, which is a file"
-            raise DatasetError(f"{shown}: {where}, not a folder")
-    resolved = out.resolve()
+    not_a_file(out)
     if not force:
-        if resolved.is_relative_to(PACKAGE_DIR):
+        if out.resolve().is_relative_to(PACKAGE_DIR):
             raise DatasetError(
                 f"{shown}: lies inside the installed package ({PACKAGE_DIR}), whose canonical set every default "
                 "run reads; write your set to a folder of your own (--out datasets/my-set), or pass --force to "
@@ -71,10 +67,25 @@ def check_out(out: Path, force: bool) -> Path:
                 f"{shown}: holds a canonical {dataset.DATASET_VERSION} set, which this would replace; write to "
                 "another folder, or pass --force"
             )
+    return make_folder(out)
+
+
+def not_a_file(out: Path, option: str = "--out") -> None:
+    """A ``DatasetError`` (a ``ValueError``) when ``out`` or a folder above it is a file."""
+    for parent in (out, *out.parents):
+        if parent.exists() and not parent.is_dir():
+            where = "is a file" if parent == out else f"lies under {parent}, which is a file"
+            raise DatasetError(f"{option} {out}: {where}, not a folder")
+
+
+def make_folder(out: Path, option: str = "--out") -> Path:
+    """``out`` created (with its parents) if missing; an error naming ``option`` when
+    the file system refuses (a file in the way, ``/proc``, no permission)."""
+    not_a_file(out, option)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise DatasetError(f"{shown}: cannot create the folder ({exc.strerror or exc})") from None
+        raise DatasetError(f"{option} {out}: cannot create the folder ({exc.strerror or exc})") from None
     return out
 
 
