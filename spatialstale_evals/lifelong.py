@@ -125,7 +125,7 @@ def lifelong(
     )
     return family_task(
         "lifelong",
-        {"regime": regime, **params},
+        {"regime": regime, **params, **lives.sha256},
         dataset=lives.samples(params),
         solver=lifelong_loop(lives, settings),
         scorer=lifelong_scorer(episodes),

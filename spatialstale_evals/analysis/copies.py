@@ -14,13 +14,28 @@ the header alone (as before) let a damaged copy hide a good one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
+from inspect_ai.log import EvalLog
 
 #: Reads one log's samples (``records.read_samples``); raises when it cannot.
 Reader = Callable[[str, str], pd.DataFrame]
+
+
+def batches(headers: Sequence[EvalLog]) -> list[list[EvalLog]]:
+    """``headers`` in batches with no eval id twice (the first copy of each, the
+    second, ...): ``evals_df`` keeps one row per eval id, so the log table is
+    built a batch at a time to keep a row for every copy."""
+    out: list[list[EvalLog]] = []
+    seen: dict[str, int] = {}
+    for header in headers:
+        k = seen[header.eval.eval_id] = seen.get(header.eval.eval_id, -1) + 1
+        if k == len(out):
+            out.append([])
+        out[k].append(header)
+    return out
 
 
 def usable(samples: pd.DataFrame) -> int:

@@ -41,7 +41,8 @@ import pandas as pd
 from inspect_ai.analysis import EvalColumn, evals_df
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
-from spatialstale_evals.analysis.copies import choose_copies, unreadable
+from spatialstale_evals.analysis import contents
+from spatialstale_evals.analysis.copies import batches, choose_copies, unreadable
 from spatialstale_evals.analysis.records import read_samples
 from spatialstale_evals.harness.audit import FORMATS
 from spatialstale_evals.harness.family import TaskFamily, families
@@ -91,14 +92,20 @@ def effective_args(log: EvalLog) -> dict[str, Any]:
     """The task arguments as the task ran them: ``EFFECTIVE_ARGS`` from its
     metadata, ``IMPLIED_ARGS`` of its task version where it names none; for
     ``stale``, the corpus by its content (``corpus``: the SHA-256 the log
-    records) in place of where it was read from, so runs on different contents
-    are never pooled and runs on one content are, whatever its path."""
+    records) in place of where it was read from, and for the other families the
+    dataset by the digests the log records (``contents.py``: none for the
+    canonical contents), so runs on different contents are never pooled and
+    runs on one content are, whatever its path."""
     args, meta = dict(log.eval.task_args or {}), log.eval.metadata or {}
     family = str(suite_family(log))
     implied = IMPLIED_ARGS.get((family, str(log.eval.task_version)), {})
     args = implied | args | {k: meta[k] for k in EFFECTIVE_ARGS if k in args and k in meta}
     if family == "stale" and meta.get("file_sha256"):
         args = {k: v for k, v in args.items() if k not in CORPUS_LOCATION_ARGS} | {"corpus": meta["file_sha256"]}
+    if any(meta.get(k) for k in contents.DIGEST_KEYS):
+        args.pop("dataset", None)
+        key = contents.dataset_key(meta)
+        args |= {"dataset": key} if key else {}
     return args
 
 
@@ -189,7 +196,12 @@ def config_label(family: str, task_args: dict[str, Any], roles: dict[str, str], 
         output = task_args.get("output", defaults.get("output"))
         if key == "threshold" and output in FORMATS and not FORMATS[output].thresholded:
             continue
-        shown = f"sha256:{str(value)[:12]}" if key == "corpus" else _fmt(value)  # the key keeps all 64
+        if key == "corpus":
+            shown = f"sha256:{str(value)[:12]}"  # the key keeps all 64
+        elif key == "dataset" and str(value).startswith(contents.PREFIX):
+            shown = f"sha256:{contents.label(str(value))} (not canonical)"
+        else:
+            shown = _fmt(value)
         parts.append(f"{key}={shown}")
     parts += [f"{role}={model}" for role, model in roles.items()]
     return ", ".join(parts)
@@ -259,15 +271,8 @@ def eval_table(headers: list[EvalLog]) -> pd.DataFrame:
         return pd.DataFrame(
             columns=["eval_id", "log", "family", "model", "config", "key", "status", "complete", "when", "epochs"]
         )
-    # evals_df keeps one row per eval id; every copy of an eval needs its own (``copies.py``)
-    rounds: list[list[EvalLog]] = []
-    copies: dict[str, int] = {}
-    for header in headers:
-        k = copies[header.eval.eval_id] = copies.get(header.eval.eval_id, -1) + 1
-        if k == len(rounds):
-            rounds.append([])
-        rounds[k].append(header)
-    df = pd.concat([evals_df(r, columns=_eval_columns(), quiet=True) for r in rounds], ignore_index=True)
+    # evals_df keeps one row per eval id: a batch per copy, so every copy has its row
+    df = pd.concat([evals_df(b, columns=_eval_columns(), quiet=True) for b in batches(headers)], ignore_index=True)
     df = df.astype(object).where(df.notna(), None)
     models, configs, keys = [], [], []
     for row in df.itertuples():

@@ -32,7 +32,7 @@ from spatialstale_evals.harness.params import changed, check_bool, check_choice,
 from spatialstale_evals.harness.samples import InstanceSet
 from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.metadata import task_name, task_version
-from spatialstale_evals.world.dataset import SIZES
+from spatialstale_evals.world.dataset import DIGEST_KEY, SIZES
 from spatialstale_evals.world.instance import Instance
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -156,7 +156,8 @@ class GridTaskBody:
         defaults (``shown``: parameters the input names in another form,
         after the rest). The task's metadata: ``task_family``, ``regime``,
         ``metadata``, then every parameter. ``task_args`` are the rest of
-        ``Task``'s arguments (``metrics``, ``epochs``)."""
+        ``Task``'s arguments (``metrics``, ``epochs``), and the SHA-256 of the
+        instance file read (``DIGEST_KEY``: the report groups runs by it)."""
         if self._loaded is None:
             raise RuntimeError(f"{self.family}: load() the instances before building the task")
         regime, instances = self._loaded
@@ -165,7 +166,7 @@ class GridTaskBody:
         listed = {k: v for k, v in params.items() if k not in shown} | changed(self.task, self.factors | self.options)
         return family_task(
             self.family,
-            {"regime": regime, **(metadata or {}), **every},
+            {"regime": regime, **(metadata or {}), **every, DIGEST_KEY: instances.sha256},
             task_class,
             dataset=instances.samples(self.family, every, listed | shown),
             solver=solver(instances, settings_from(settings, every | dict(settings_args or {}))),

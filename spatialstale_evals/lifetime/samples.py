@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,8 @@ class LifetimeSet:
     name: str
     lives: Mapping[str, Lifetime]
     instances: Mapping[str, Instance]
+    #: The SHA-256s of the files read, by task metadata key (``digests``).
+    sha256: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def load(cls, dataset: str | Path | None, regime: str, episodes: int | None = None) -> LifetimeSet:
@@ -36,7 +38,11 @@ class LifetimeSet:
         lives = {lt.id: lt for lt in lifetimes.load(dataset, regime, episodes)}
         instances = {i.id: i for i in load_instances(dataset, regime)}
         folder = Path(dataset).name if dataset is not None else world_dataset.DATASET_VERSION
-        return cls(f"{folder}/{lifetimes.LIFETIME_DIR}/{regime}", lives, instances)
+        digests = {
+            world_dataset.DIGEST_KEY: world_dataset.content_sha256(dataset, regime),
+            lifetimes.DIGEST_KEY: lifetimes.content_sha256(dataset, regime),
+        }
+        return cls(f"{folder}/{lifetimes.LIFETIME_DIR}/{regime}", lives, instances, digests)
 
     def samples(self, params: Mapping[str, Any]) -> MemoryDataset:
         """One sample per lifetime; its input and target what ``inspect view``

@@ -315,6 +315,20 @@ def verify_file(folder: Traversable, name: str, manifest: dict) -> bytes:
     return data
 
 
+#: The task metadata key of the SHA-256 of the instance file a run read (``content_sha256``).
+DIGEST_KEY = "dataset_sha256"
+
+
+def content_sha256(dataset: str | Path | Traversable | None, regime: str, size: str | None = None) -> str:
+    """The SHA-256 of the JSONL text of ``regime``'s file (of ``size``: ``resolve``),
+    as its manifest lists it: ``load`` reads only a file that matches it. Every
+    log records it (``DIGEST_KEY``), so the report tells runs on different
+    contents apart whatever folder they were read from."""
+    folder = resolve(dataset, size)
+    manifest = read_manifest(folder)
+    return str(manifest["files"][regime_file(folder, manifest, regime)]["sha256"])
+
+
 def load(dataset: str | Path | Traversable | None, regime: str, size: str | None = None) -> list[Instance]:
     """Instances of one regime from a verified dataset folder (of ``size``: ``resolve``)."""
     validate_regime(regime)

@@ -294,6 +294,18 @@ def _matches(life: Lifetime, instance: Instance | None) -> None:
         raise LineError("episodes[0].events", f"are not instance {instance.id}'s schedule")
 
 
+#: The task metadata key of the SHA-256 of the lifetime file a run read (``content_sha256``).
+DIGEST_KEY = "lifetimes_sha256"
+
+
+def content_sha256(data: str | Path | None, regime: str) -> str:
+    """The SHA-256 of the JSONL text of ``regime``'s lifetime file, as its
+    manifest lists it (``load`` reads only a file that matches it)."""
+    where = folder(data)
+    manifest = dataset.read_manifest(where)
+    return str(manifest["files"][dataset.regime_file(where, manifest, regime)]["sha256"])
+
+
 def verify(data: str | Path | None) -> dict[str, int]:
     """Check every lifetime file against its manifest and that it regenerates
     byte for byte; lifetimes per file. Raises DatasetError on a mismatch."""
