@@ -70,7 +70,7 @@ def test_a_damaged_copy_does_not_hide_the_good_copy_of_one_eval(runs: dict[str, 
     assert list(result.logset.evals["log"]) == [str(good)]
     (aside,) = result.logset.skipped
     assert aside[0] == str(bad)
-    assert f"another copy of eval" in aside[1] and f"({good}: {SEEDS} usable sample(s))" in aside[1]
+    assert "another copy of eval" in aside[1] and f"({good}: {SEEDS} usable sample(s))" in aside[1]
     assert "this copy: unreadable samples" in aside[1]
     md = result.markdown.read_text()
     assert "z-damaged.eval" in md and "spatialstale/memory" in md

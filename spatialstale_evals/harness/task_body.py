@@ -27,6 +27,7 @@ from inspect_ai import Task
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
 
+from spatialstale_evals.harness.cli_epochs import check_cli_epochs
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, check_render, settings_from
 from spatialstale_evals.harness.params import changed, check_bool, check_choice, pick, reject_unknown
 from spatialstale_evals.harness.samples import InstanceSet
@@ -81,7 +82,9 @@ def family_task(
     """A task of ``family``: named as every run of it logs (``task_name``), at
     the suite's version, its metadata ``task_family`` then ``metadata``, its
     ``epochs`` reduced by ``counts_mean`` (the pooled metrics' counts averaged
-    with the headline values); ``task_args`` are the rest of ``Task``'s arguments."""
+    with the headline values); ``task_args`` are the rest of ``Task``'s arguments.
+    ``inspect eval --epochs 0`` is refused here (``cli_epochs.py``)."""
+    check_cli_epochs()
     return task_class(
         name=task_name(family),
         version=task_version(),
