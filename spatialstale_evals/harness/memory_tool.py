@@ -34,6 +34,8 @@ from inspect_ai.tool import Tool, ToolCall, ToolDef, ToolInfo
 from inspect_ai.util import LimitExceededError, StoreModel, store_as
 from pydantic import Field
 
+from spatialstale_evals.harness.numbers import MAX_DIGITS
+
 #: Where the agent's memory is: in the prompt (the paper's and STALE's protocol) or in the memory store.
 MemoryAccess = Literal["prompt", "tool"]
 MEMORY_ACCESS: tuple[MemoryAccess, ...] = get_args(MemoryAccess)
@@ -180,8 +182,13 @@ class MemoryUse:
 
 
 def _view_lines(arguments: Mapping[str, Any]) -> tuple[int, int] | None:
+    """The lines a ``view`` asked for: two integers within ``numbers.MAX_DIGITS`` digits, else None (all)."""
     asked = arguments.get("view_range")
-    return (asked[0], asked[1]) if isinstance(asked, list) and len(asked) == 2 else None
+    if not isinstance(asked, list) or len(asked) != 2:
+        return None
+    if not all(isinstance(n, int) and not isinstance(n, bool) and abs(n) < 10**MAX_DIGITS for n in asked):
+        return None
+    return asked[0], asked[1]
 
 
 def record_answer(use: MemoryUse, call: ToolCall, answer: ChatMessageTool, files: Mapping[str, str]) -> None:
