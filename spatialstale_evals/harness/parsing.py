@@ -284,10 +284,17 @@ class _TooDeep:
         return f"<a value nested over {MAX_DEPTH} deep>"
 
 
+#: The most characters of a bad argument shown back in a problem's text.
+_SHOWN_CHARS = 60
+
+
 def _printable(value: Any) -> Any:
     """``value`` itself, unless it nests deeper than ``MAX_DEPTH`` (its ``repr`` would
     recurse once per level) or holds an integer too long to print (``str()`` refuses
-    over 4,300 digits): then a stand-in saying so."""
+    over 4,300 digits): then a stand-in saying so. A string is cut to ``_SHOWN_CHARS``
+    (it is echoed to the model in the fallback's text and kept in the record)."""
+    if isinstance(value, str) and len(value) > _SHOWN_CHARS:
+        return value[:_SHOWN_CHARS] + "..."
     stack = [(value, 0)]
     while stack:
         item, depth = stack.pop()
