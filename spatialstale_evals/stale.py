@@ -23,6 +23,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
 from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.memory_quota import MAX_MEMORY_CALLS
 from spatialstale_evals.harness.memory_tool import MEMORY_ACCESS, MemoryAccess
 from spatialstale_evals.harness.params import (
     CONVERSATIONS,
@@ -156,7 +157,7 @@ def stale(
     check_bool("strict", strict)
     check_bool("structured_output", structured_output)
     check_choice("memory_access", memory_access, MEMORY_ACCESS)
-    check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True)
+    check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True, most=MAX_MEMORY_CALLS)
     tool = memory_access == "tool"
     if tool and context_tokens != DEFAULT_CONTEXT_TOKENS:
         raise NotApplicable(

@@ -51,6 +51,9 @@ REPLACED_KEY = "unloggable_replaced"
 #: The sample store key and metadata key of the count of replies with no choices.
 EMPTY_KEY = "empty_outputs"
 REPLACEMENT = "\ufffd"
+#: Every per-sample tally written to the sample's metadata (when non-zero): these two,
+#: and those other modules register (``register_tally``: the memory quota's refusals).
+TALLY_KEYS: list[str] = [REPLACED_KEY, EMPTY_KEY]
 #: What a value nested deeper than ``MAX_DEPTH`` becomes.
 TOO_DEEP = f"<a value nested over {MAX_DEPTH} deep>"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -144,12 +147,19 @@ def count(key: str, n: int) -> None:
         tally.set(key, int(tally.get(key, 0)) + n)
 
 
+def register_tally(key: str) -> str:
+    """Add ``key`` to the tallies written to a sample's metadata; returns it."""
+    if key not in TALLY_KEYS:
+        TALLY_KEYS.append(key)
+    return key
+
+
 def tallies(tally: Any = None) -> dict[str, int]:
-    """The non-zero repair counts (``REPLACED_KEY``, ``EMPTY_KEY``) of ``tally`` (a sample's
-    store; by default the running sample's), for its metadata."""
+    """The non-zero counts (``TALLY_KEYS``) of ``tally`` (a sample's store; by default
+    the running sample's), for its metadata."""
     try:
         tally = store() if tally is None else tally
-        found = {key: int(tally.get(key, 0)) for key in (REPLACED_KEY, EMPTY_KEY)}
+        found = {key: int(tally.get(key, 0)) for key in TALLY_KEYS}
     except Exception:  # noqa: BLE001 - no sample running
         return {}
     return {key: n for key, n in found.items() if n}
