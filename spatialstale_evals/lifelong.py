@@ -88,7 +88,7 @@ def lifelong(
             default) keeps the whole episode, append-only; K keeps the last K
             turns. Nothing is kept from one episode to the next.
         max_memory_calls: Memory tool calls allowed per step, and in the
-            write-back turn after each episode (default 5); they take no step.
+            write-back turn after each episode (default 5, at most 100); they take no step.
         initial_memory: ``empty`` (default) or ``paper``: the instance's memory
             entries written to ``/memories/lake.md`` before episode 1, in the
             paper's entry format (already stale by the regime).

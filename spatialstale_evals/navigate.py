@@ -197,7 +197,7 @@ def navigate(
             read with Inspect's read-only memory tool, offered beside ``move``;
             the prompt says where the notes are). docs/memory.md.
         max_memory_calls: Memory calls per step with ``memory_access=tool``
-            (default 5); they take no step, calls past it are refused.
+            (default 5, at most 100); they take no step, calls past it are refused.
     """
     body = GridTaskBody(navigate, locals(), FACTORS)
     threshold = check_output(navigate, output, threshold)

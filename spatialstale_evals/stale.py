@@ -146,7 +146,7 @@ def stale(
             ``/memories/conversations``, read with Inspect's memory tool;
             nothing is trimmed).
         max_memory_calls: Memory calls per probe with ``memory_access=tool``
-            (default 10: a view of the folder and up to nine sessions); calls
+            (default 10: a view of the folder and up to nine sessions; at most 100); calls
             past it are refused and counted, then the answer is asked for.
     """
     reject_unknown(stale, unknown)
