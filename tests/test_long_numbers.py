@@ -5,9 +5,8 @@ number (issue 37, item 1). Python's ``int()`` refuses over 4,300 digits
 overflowed ``float()``. Each case must parse without raising, in time linear
 in the reply, and read the item holding the run as unreadable (counted by
 the family as any other unreadable item), never as a number.
-
-The lifelong notes parser (``lifetime/notes.py``) is bounded on another branch
-(issue 34); its case is expected to fail until that lands."""
+The lifelong notes parser (``lifetime/notes.py``) is included: its bound came
+with issue 34's parser."""
 
 from __future__ import annotations
 
@@ -53,7 +52,7 @@ def test_an_audit_id_with_a_long_number_is_an_unknown_id(n: int) -> None:
 def test_an_audit_verdict_or_score_with_a_long_number_is_invalid(n: int, output: str) -> None:
     field = "staleness" if output == "continuous" else "is_stale"
     for value in (run(n), f"1{'0' * n}", f'"0.{run(n)}"', f"0.{run(n)}", f"1e{run(n)}"):
-        reply = json.dumps([{"memory_id": "mem_001", "is_stale": True}]).replace("true", value).replace("is_stale", field)
+        reply = json.dumps([{"memory_id": "mem_001", field: True}]).replace("true", value)
         parsed = timed(parse_audit_reply, reply, IDS[:1], output, 0.5)
         judged = parsed.judgements.get("mem_001")
         # a unit-interval number written with many digits may still be one (0.777...): else invalid
@@ -62,7 +61,8 @@ def test_an_audit_verdict_or_score_with_a_long_number_is_invalid(n: int, output:
 
 @pytest.mark.parametrize("n", SIZES)
 def test_a_long_confidence_or_claim_cell_leaves_the_verdict_and_reads_no_number(n: int) -> None:
-    reply = f'{{"memory_id": "mem_001", "is_stale": true, "confidence": {run(n)}, "corrected": "DANGER at (1,{run(n)})"}}'
+    cell = f"(1,{run(n)})"
+    reply = f'{{"memory_id": "mem_001", "is_stale": true, "confidence": {run(n)}, "corrected": "DANGER at {cell}"}}'
     parsed = timed(parse_audit_reply, reply, IDS[:1], "edit")
     judged = parsed.judgements["mem_001"]
     assert judged.is_stale and judged.confidence is None and judged.corrected == "DANGER"
@@ -123,8 +123,6 @@ def test_the_bounded_reader_decodes_a_long_integer_to_a_marker(n: int) -> None:
 def test_the_lifelong_notes_parser_reads_a_long_cell_as_nothing(n: int) -> None:
     from spatialstale_evals.lifetime.notes import line_claims
 
-    try:
-        claims, _ = timed(line_claims, f"SAFE at (1,{run(n)})", 8, 8)
-    except ValueError as exc:  # int()'s digit limit: bounded on the i34-parser branch
-        pytest.xfail(f"lifetime/notes.py not bounded yet (issue 34): {exc}")
-    assert claims == []
+    for line in (f"SAFE at (1,{run(n)})", f"({run(n)},2) is a hole", f"DANGER at ({run(n)}, {run(n)})"):
+        claims, _ = timed(line_claims, line, 8, 8)
+        assert claims == []

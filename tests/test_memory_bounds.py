@@ -64,8 +64,11 @@ def test_the_bounded_tool_is_the_memory_tool_as_the_model_sees_it() -> None:
 
 def calls(n: int, text: str, start: int = 0) -> list[ToolCall]:
     return [
-        ToolCall(id=f"c{i}", function="memory", arguments={"command": "create", "path": f"/memories/n{i}.md",
-                                                            "file_text": text})  # fmt: skip
+        ToolCall(
+            id=f"c{i}",
+            function="memory",
+            arguments={"command": "create", "path": f"/memories/n{i}.md", "file_text": text},
+        )  # fmt: skip
         for i in range(start, start + n)
     ]
 
@@ -92,8 +95,8 @@ def test_writes_past_the_byte_quota_get_a_tool_error_and_an_edit_that_shrinks_is
         assert [a.error is None for a in answers] == [True, True, False]
         shrink = ToolCall(id="s", function="memory", arguments={"command": "str_replace", "path": "/memories/n0.md",
                                                                  "old_str": "y" * 400, "new_str": "y"})  # fmt: skip
-        insert = ToolCall(id="i", function="memory", arguments={"command": "insert", "path": "/memories/n0.md",
-                                                                 "insert_line": 0, "insert_text": "z" * 500})  # fmt: skip
+        more = {"command": "insert", "path": "/memories/n0.md", "insert_line": 0, "insert_text": "z" * 500}
+        insert = ToolCall(id="i", function="memory", arguments=more)
         shrunk, grown = run_calls(tool, [shrink, insert])
         assert shrunk.error is None and grown.error is None  # 401 + 501 + 1 <= 1,000 again
         assert store_size(stored_files()) == (2, 400 + 1 + 501)
