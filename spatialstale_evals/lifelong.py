@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from inspect_ai import Task, task, task_with
 
+from spatialstale_evals.harness.memory_quota import MAX_MEMORY_CALLS
 from spatialstale_evals.harness.params import check_choice, check_positive_int, reject_unknown
 from spatialstale_evals.harness.task_body import family_task
 from spatialstale_evals.lifetime.agents import AgentFactory
@@ -44,7 +45,7 @@ def check_args(
         check_positive_int("view_radius", view_radius, allow_zero=True)
     if history is not None:
         check_positive_int("history", history, allow_zero=True)
-    check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True)
+    check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True, most=MAX_MEMORY_CALLS)
     check_choice("initial_memory", initial_memory, ("empty", "paper"))
     check_choice("agent", agent, ("default", "react"))
     if max_steps is not None:
@@ -87,7 +88,7 @@ def lifelong(
             default) keeps the whole episode, append-only; K keeps the last K
             turns. Nothing is kept from one episode to the next.
         max_memory_calls: Memory tool calls allowed per step, and in the
-            write-back turn after each episode (default 5); they take no step.
+            write-back turn after each episode (default 5, at most 100); they take no step.
         initial_memory: ``empty`` (default) or ``paper``: the instance's memory
             entries written to ``/memories/lake.md`` before episode 1, in the
             paper's entry format (already stale by the regime).

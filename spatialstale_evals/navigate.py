@@ -12,6 +12,7 @@ from typing import Any
 from inspect_ai import Task, task
 
 from spatialstale_evals.harness.audit import FORMATS, AuditOutput, check_output
+from spatialstale_evals.harness.memory_quota import MAX_MEMORY_CALLS
 from spatialstale_evals.harness.memory_text import (
     FACTORS,
     SECTION_FACTORS,
@@ -88,7 +89,7 @@ def check_access(strategy: str, memory_access: str, max_memory_calls: int, memor
     the memory tool for a strategy that shows no memory, a position of a memory
     section that is not in the prompt, a cap of calls without the tool)."""
     check_choice("memory_access", memory_access, MEMORY_ACCESS)
-    check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True)
+    check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True, most=MAX_MEMORY_CALLS)
     if memory_access == "tool" and not STRATEGIES[strategy].shows_memory:
         raise NotApplicable(f"memory_access=tool puts the memory view in the store; {strategy} shows no memory")
     if memory_access == "tool" and memory_position != defaults(navigate)["memory_position"]:
@@ -192,7 +193,7 @@ def navigate(
             read with Inspect's read-only memory tool, offered beside ``move``;
             the prompt says where the notes are). docs/memory.md.
         max_memory_calls: Memory calls per step with ``memory_access=tool``
-            (default 5); they take no step, calls past it are refused.
+            (default 5, at most 100); they take no step, calls past it are refused.
     """
     body = GridTaskBody(navigate, locals(), FACTORS)
     threshold = check_output(navigate, output, threshold)

@@ -22,6 +22,7 @@ from typing import Any, Literal, get_args
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
+from spatialstale_evals.harness.memory_quota import MAX_MEMORY_CALLS
 from spatialstale_evals.harness.memory_tool import MEMORY_ACCESS, MemoryAccess
 from spatialstale_evals.harness.params import (
     CONVERSATIONS,
@@ -143,7 +144,7 @@ def stale(
             ``/memories/conversations``, read with Inspect's memory tool;
             nothing is trimmed).
         max_memory_calls: Memory calls per probe with ``memory_access=tool``
-            (default 10: a view of the folder and up to nine sessions); calls
+            (default 10: a view of the folder and up to nine sessions; at most 100); calls
             past it are refused and counted, then the answer is asked for.
     """
     reject_unknown(stale, unknown)
@@ -154,7 +155,7 @@ def stale(
     check_bool("strict", strict)
     check_bool("structured_output", structured_output)
     check_choice("memory_access", memory_access, MEMORY_ACCESS)
-    check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True)
+    check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True, most=MAX_MEMORY_CALLS)
     tool = memory_access == "tool"
     if tool and context_tokens != DEFAULT_CONTEXT_TOKENS:
         raise NotApplicable(

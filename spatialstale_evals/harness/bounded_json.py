@@ -13,6 +13,9 @@ of many ``{`` takes time quadratic in its length. Here:
   or never closes is not decoded. Only a closed, shallow candidate is handed
   to the decoder, as its own short string, so its recursion is bounded and a
   failure costs its own length.
+* An integer of more than ``numbers.MAX_DIGITS`` digits decodes to
+  ``numbers.TOO_LONG`` (no reader takes it for a number), not to ``int()``'s
+  4,300-digit ``ValueError`` that would drop the whole object.
 * The whole search is linear in the reply: a scan that went too deep hands
   its open brackets on to the candidates inside it instead of rescanning
   them (the last ``CARRIED`` such scans are kept), a
@@ -33,6 +36,8 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
+
+from spatialstale_evals.harness.numbers import json_int
 
 #: Replies longer than this (characters) are not searched: they hold no objects.
 MAX_REPLY_CHARS = 1_048_576
@@ -55,7 +60,8 @@ _CLOSERS = {"}": "{", "]": "["}
 #: ``{`` of it that has more than ``MAX_DEPTH`` of them from itself on nests too deep.
 _DEEP_RUN = re.compile(rf"(?:[{{\[][ \t\r\n]*){{{MAX_DEPTH + 1},}}")
 _OPENER = re.compile(r"[{\[]")
-_DECODER = json.JSONDecoder()
+#: Integers past ``numbers.MAX_DIGITS`` digits decode to ``numbers.TOO_LONG``, never to ``int()``'s error.
+_DECODER = json.JSONDecoder(parse_int=json_int)
 
 
 @dataclass

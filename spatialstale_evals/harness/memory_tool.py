@@ -32,7 +32,10 @@ from typing import Any, Literal, get_args
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, execute_tools
 from inspect_ai.tool import Tool, ToolCall, ToolDef, ToolInfo
 from inspect_ai.util import LimitExceededError, StoreModel, store_as
+from inspect_ai.util import store as sample_store
 from pydantic import Field
+
+from spatialstale_evals.harness.numbers import MAX_DIGITS
 
 #: Where the agent's memory is: in the prompt (the paper's and STALE's protocol) or in the memory store.
 MemoryAccess = Literal["prompt", "tool"]
@@ -43,6 +46,8 @@ ACCESS_SECTION = "Memory in the prompt or fetched with the memory tool"
 ROOT, TOOL_NAME = "/memories", "memory"
 #: The answer to a call the tool failed on without reporting it (``{error}``: the exception's type).
 CALL_FAILED = "Error: the memory call failed ({error})."
+#: Where the memory quota (``memory_quota.py``) keeps the store's size at the agent's first call; priming clears it.
+QUOTA_BASE_KEY = "memory_quota_base"
 #: How Inspect starts an answer it cut at its tool-output limit (``model/_call_tools.py``).
 CUT_MARKER = "was too long to be displayed"
 
@@ -74,6 +79,8 @@ def prime(files: Mapping[str, str]) -> None:
     store.files = dict(files)
     store.dirs = list(dict.fromkeys(d for path in files for d in folders(path)))
     store.seeding_complete = True
+    if QUOTA_BASE_KEY in sample_store():  # the quota's baseline is the store as primed
+        sample_store().delete(QUOTA_BASE_KEY)
 
 
 def write_file(path: str, text: str) -> None:
@@ -180,8 +187,13 @@ class MemoryUse:
 
 
 def _view_lines(arguments: Mapping[str, Any]) -> tuple[int, int] | None:
+    """The lines a ``view`` asked for: two integers within ``numbers.MAX_DIGITS`` digits, else None (all)."""
     asked = arguments.get("view_range")
-    return (asked[0], asked[1]) if isinstance(asked, list) and len(asked) == 2 else None
+    if not isinstance(asked, list) or len(asked) != 2:
+        return None
+    if not all(isinstance(n, int) and not isinstance(n, bool) and abs(n) < 10**MAX_DIGITS for n in asked):
+        return None
+    return asked[0], asked[1]
 
 
 def record_answer(use: MemoryUse, call: ToolCall, answer: ChatMessageTool, files: Mapping[str, str]) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.bounded_json import MAX_DEPTH, json_values
+from spatialstale_evals.harness.numbers import MAX_DIGITS, NUMBER, TOO_LONG, bounded_int, bounded_number
 from spatialstale_evals.world.grid import MOVE_ORDER
 from spatialstale_evals.world.memory import DANGER, SAFE
 
@@ -24,11 +25,12 @@ TRUE_WORDS = {"true", "yes", "y", "1", "stale", "t"}
 FALSE_WORDS = {"false", "no", "n", "0", "valid", "f", "not stale", "fresh"}
 #: An entry id as a model may write it (``mem_021``, ``MEM-21``, ``note 3``):
 #: matched by its kind and number, so ``mem_3`` and ``note_03`` stay apart.
-_ID = re.compile(r"(mem|note)[_\- ]?(\d+)", re.IGNORECASE)
+#: Its number is bounded (``numbers.NUMBER``): ``mem_<4400 digits>`` is no id (an unknown one).
+_ID = re.compile(rf"(mem|note)[_\- ]?({NUMBER})", re.IGNORECASE)
 
 
 def _id_key(match: re.Match[str]) -> tuple[str, int]:
-    return match.group(1).lower(), int(match.group(2))
+    return match.group(1).lower(), int(match.group(2))  # at most MAX_DIGITS digits: the pattern's bound
 
 
 _REFUSAL = re.compile(
@@ -107,17 +109,24 @@ def _as_bool(value: Any) -> bool | None:
     return None
 
 
+#: The longest text read as a number in [0, 1] (``"0.75"``, ``"75%"``): a longer one is unreadable.
+_MAX_NUMBER_CHARS = 32
+
+
 def _as_unit_float(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    try:
-        number = (
-            float(value.strip().rstrip("%")) / (100 if value.strip().endswith("%") else 1)
-            if isinstance(value, str)
-            else float(value)
-        )
-    except (TypeError, ValueError, AttributeError):
-        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) > _MAX_NUMBER_CHARS:
+            return None
+        try:
+            number = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+        except ValueError:
+            return None
+    else:  # a bool, a number too long (numbers.TOO_LONG) or an int past float range is none
+        found = bounded_number(value)
+        if found is None:
+            return None
+        number = found
     if number != number or not 0.0 <= number <= 1.0:  # NaN or out of range
         return None
     return number
@@ -275,12 +284,22 @@ class _TooDeep:
         return f"<a value nested over {MAX_DEPTH} deep>"
 
 
+#: The most characters of a bad argument shown back in a problem's text.
+_SHOWN_CHARS = 60
+
+
 def _printable(value: Any) -> Any:
     """``value`` itself, unless it nests deeper than ``MAX_DEPTH`` (its ``repr`` would
-    recurse once per level): then a stand-in saying so."""
+    recurse once per level) or holds an integer too long to print (``str()`` refuses
+    over 4,300 digits): then a stand-in saying so. A string is cut to ``_SHOWN_CHARS``
+    (it is echoed to the model in the fallback's text and kept in the record)."""
+    if isinstance(value, str) and len(value) > _SHOWN_CHARS:
+        return value[:_SHOWN_CHARS] + "..."
     stack = [(value, 0)]
     while stack:
         item, depth = stack.pop()
+        if isinstance(item, int) and _cell_number(item) is None and not isinstance(item, bool):
+            return TOO_LONG
         if isinstance(item, (list, tuple, dict)):
             if depth >= MAX_DEPTH:
                 return _TooDeep()
@@ -358,17 +377,29 @@ def all_objects(text: str) -> list[dict[str, Any]]:
     return found
 
 
+def _cell_number(value: Any) -> int | None:
+    """One coordinate as a model may write it (``2``, ``2.0``, ``"2"``), within
+    ``MAX_DIGITS`` digits; None for anything else (``2.5``, a bool, a longer number)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if -(10**MAX_DIGITS) < value < 10**MAX_DIGITS else None
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and abs(value) < 10**MAX_DIGITS else None
+    return bounded_int(value) if isinstance(value, str) else None
+
+
 def _read_cell(value: Any) -> tuple[int, int] | None:
-    """A cell as a model may write it: ``[2, 5]``, ``"(2,5)"``, ``{"row": 2, "col": 5}``."""
+    """A cell as a model may write it: ``[2, 5]``, ``"(2,5)"``, ``{"row": 2, "col": 5}``;
+    None when it is not two bounded integers (``numbers.MAX_DIGITS``)."""
     if isinstance(value, dict):
         value = [value.get("row", value.get("r")), value.get("col", value.get("c"))]
     if isinstance(value, str):
         value = re.findall(r"-?\d+", value)
-    try:
-        r, c = (int(v) for v in value)
-    except (TypeError, ValueError):
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
         return None
-    return r, c
+    r, c = (_cell_number(v) for v in value)
+    return None if r is None or c is None else (r, c)
 
 
 def parse_probe_answer(

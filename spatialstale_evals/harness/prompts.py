@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import re
 
+from spatialstale_evals.harness.numbers import NUMBER
+
 PROMPT_VERSION = "2.4"
 
 #: What each cell type is, in the colour key of an image caption (``?`` only
@@ -214,12 +216,13 @@ SAMPLE_INPUT = "SpatialSTALE {task} {instance_id} ({params})"
 def template_pattern(template: str) -> re.Pattern[str]:
     """A regex that matches ``template`` with each ``{field}`` as a number
     (named group; a repeated field must repeat the number), so a reader of a prompt parses the very string the writer
-    formats (the scripted agents read the step line this way)."""
+    formats (the scripted agents read the step line this way). A number is bounded
+    (``numbers.NUMBER``): a longer digit run does not match."""
     parts, seen, body = re.split(r"\{(\w+)\}", template), set(), ""
     for i, part in enumerate(parts):
         if i % 2 == 0:
             body += re.escape(part)
         else:  # a field written twice must read the same number twice
-            body += f"(?P={part})" if part in seen else f"(?P<{part}>-?\\d+)"
+            body += f"(?P={part})" if part in seen else f"(?P<{part}>-?{NUMBER})"
             seen.add(part)
     return re.compile(body)

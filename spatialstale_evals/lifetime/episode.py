@@ -17,7 +17,7 @@ from pydantic import Field
 
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.memory_tool import MemoryStore as MemoryStore  # the store lifelong reads
-from spatialstale_evals.world.env import ACTION_IDS, DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
+from spatialstale_evals.world.env import DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv, action_id
 from spatialstale_evals.world.grid import HOLE, Cell, Grid, goal_of, greedy_direction
 from spatialstale_evals.world.observation import in_view, visible_grid
 
@@ -96,7 +96,7 @@ class LifeEpisode:
         """Apply one move; the text the ``move`` tool answers. A death tells the
         agent the cell is a hole, so it counts as a sighting."""
         before = self.env.agent
-        _, _, _, _, info = self.env.step(ACTION_IDS[direction])
+        _, _, _, _, info = self.env.step(action_id(direction))
         row, col = pos = self.env.agent
         self.actions.append(direction)
         self.trajectory.append(list(pos))

@@ -11,7 +11,7 @@ from typing import Any
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.lake_map import MAP_CELLS, draw
 from spatialstale_evals.harness.memory_view import Decision, Note
-from spatialstale_evals.world.env import ACTION_IDS, DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv
+from spatialstale_evals.world.env import DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv, action_id
 from spatialstale_evals.world.grid import FROZEN, HOLE, Cell, Grid
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import MemoryEntry
@@ -145,7 +145,7 @@ class Episode:
     def step(self, direction: str) -> str:
         """Apply one move; the text the ``move`` tool returns."""
         before = self.env.agent
-        _, _, _, _, info = self.env.step(ACTION_IDS[direction])
+        _, _, _, _, info = self.env.step(action_id(direction))
         row, col = pos = self.env.agent
         self.actions.append(direction)
         self.trajectory.append(list(pos))

@@ -33,7 +33,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.audit import FORMATS, audit_span, audit_summary
 from spatialstale_evals.harness.counts import confusion, edit_counts, f1_from_counts
-from spatialstale_evals.harness.loggable import loggable_output
+from spatialstale_evals.harness.loggable import loggable_output, tallies
 from spatialstale_evals.harness.memory_text import MemoryFraming, MemoryPosition, MemoryStyle, system_prompt, written
 from spatialstale_evals.harness.memory_tool import MemoryAccess
 from spatialstale_evals.harness.memory_view import FilterMode
@@ -356,7 +356,8 @@ def navigation_loop(instances: InstanceSet, settings: NavigationSettings) -> Sol
             # Also when an Inspect limit (tokens, time, messages) stops the
             # episode: Inspect still scores the sample (outcome "limit").
             record = episode_record(episode, canonical)
-            state.store_as(NavigationState).episode = record | (fetched.evidence(record) if fetched else {})
+            # the repair counts too (only when non-zero): they survive Inspect stripping an unloggable sample's content
+            state.store_as(NavigationState).episode = record | (fetched.evidence(record) if fetched else {}) | tallies()
             record_instance(state, canonical)
         state.output.completion = f"{env.outcome or LIMIT} after {env.steps} steps"
         return state

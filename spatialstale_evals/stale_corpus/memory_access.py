@@ -44,9 +44,10 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.tool import Tool, ToolInfo, memory
+from inspect_ai.tool import Tool, ToolInfo
 
 from spatialstale_evals.harness.loggable import loggable_output
+from spatialstale_evals.harness.memory_quota import bounded_memory
 from spatialstale_evals.harness.memory_tool import TOOL_NAME, MemoryUse, fetch_replies, prime, tool_info
 from spatialstale_evals.harness.tokens import count_text_tokens
 from spatialstale_evals.stale_corpus import prompts
@@ -202,7 +203,7 @@ def stale_memory_probes(settings: StaleSettings, haystacks: Haystacks) -> Solver
         system = state.messages[:1]
 
         def asking(answers: dict[str, dict[str, Any]]) -> Awaitable[list[ChatMessage]]:
-            return ask_from_memory(get_model(), system, record, settings, answers, memory())
+            return ask_from_memory(get_model(), system, record, settings, answers, bounded_memory())
 
         return await run_probes(state, settings, asking)
 

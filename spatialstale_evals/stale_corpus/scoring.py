@@ -60,7 +60,7 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
 from spatialstale_evals.harness.counts import ratio
-from spatialstale_evals.harness.loggable import REPLACED_KEY, loggable_output
+from spatialstale_evals.harness.loggable import loggable_output, tallies
 from spatialstale_evals.harness.metrics import ANSWER_METRICS, defined, named_metric
 from spatialstale_evals.harness.parsing import CUT_STOP_REASONS
 from spatialstale_evals.harness.schemas import flag, obj, response_config, text
@@ -332,7 +332,7 @@ def stale_judge(structured_output: bool = False):
                 "judge": said,
                 "trim": meta.get("trim"),
                 COUNTS: value,
-                **({REPLACED_KEY: replaced} if (replaced := state.store.get(REPLACED_KEY, 0)) else {}),
+                **tallies(state.store),
             },
         )
 

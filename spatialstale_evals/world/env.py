@@ -56,6 +56,15 @@ ACTION_NAMES: tuple[str, ...] = ("LEFT", "DOWN", "RIGHT", "UP")
 ACTION_IDS: dict[str, int] = {name: i for i, name in enumerate(ACTION_NAMES)}
 
 
+def action_id(direction: str) -> int:
+    """The action id of a move name; for anything else a one-line ``ValueError``
+    naming the value (not a ``KeyError``: ``move(direction="NORTH")`` from Python)."""
+    if isinstance(direction, str) and direction in ACTION_IDS:
+        return ACTION_IDS[direction]
+    shown = repr(direction)[:60] if isinstance(direction, str) else f"a {type(direction).__name__}"
+    raise ValueError(f"direction must be one of {', '.join(ACTION_NAMES)}; got {shown}")
+
+
 class DynamicFrozenLakeEnv(gym.Env):
     """FrozenLake whose cells flip between ice and holes.
 
