@@ -101,3 +101,34 @@ def test_model_base_url_needs_a_model(tmp_path, capsys):
                               max_tokens=512, log_dir=str(tmp_path / "logs"), port=None)  # fmt: skip
     assert quickstart.main(args) == 2  # before starting any server
     assert "--model-base-url needs --model" in capsys.readouterr().err
+
+
+def test_the_first_command_can_succeed_with_the_perfect_agent(tmp_path, capsys):
+    """``spatialstale quickstart --model spatialstale/observer`` as typed (the
+    default step budget): the agent that sees the lake reaches every goal and
+    judges every note, so navigate's success and detect's F1 are 1.0."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    from spatialstale_evals import cli
+
+    log_dir = tmp_path / "logs"
+    assert cli.main(["quickstart", "--model", "spatialstale/observer", "--log-dir", str(log_dir)]) == 0
+    out = capsys.readouterr().out
+    budget = int(re.search(r"1 episode of at most (\d+) steps", out).group(1))
+    assert budget >= 14  # every 8x8 lake runs from (0,0) to (7,7): 7 + 7 steps at least
+    metrics = {}
+    for info in list_eval_logs(str(log_dir)):
+        log = read_eval_log(info)
+        name = log.eval.task.split("/")[-1] + str((log.eval.task_args or {}).get("strategy", ""))
+        metrics[name] = {k: m.value for s in log.results.scores for k, m in s.metrics.items()}
+    assert metrics["detect"]["f1"] == 1.0
+    assert metrics["navigateomcd"]["success_rate"] == metrics["navigateno_filter"]["success_rate"] == 1.0
+    assert quickstart.NO_OUTPUT not in out
+
+
+def test_a_model_without_usable_output_is_named_as_such(tmp_path, capsys):
+    """A model whose every reply is prose (mockllm's default): one line under
+    each task says the model produced nothing usable, so its zeros read as its own."""
+    code, out = _run(tmp_path, capsys, model="mockllm/model")
+    assert code == 0, out
+    assert out.count(quickstart.NO_OUTPUT) == 3, out
