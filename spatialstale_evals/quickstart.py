@@ -35,6 +35,7 @@ from typing import Any
 from spatialstale_evals import local_model
 from spatialstale_evals.harness.counts import DetectionCounts, NavigationCounts
 from spatialstale_evals.harness.score_counts import counts_of
+from spatialstale_evals.hosted import HostedError, check_reachable, plain_message
 from spatialstale_evals.quickstart_cost import QUICK_FACTORS, QUICK_TOKENS, QuickTask, quickstart_tasks, step_budget
 
 __all__ = ["QUICK_FACTORS", "QUICK_TOKENS", "QuickTask", "hosted_eval_args", "main", "quickstart_tasks", "run_evals"]
@@ -328,6 +329,19 @@ def results_table(logs: list[Any]) -> str:
     return "\n".join(lines)
 
 
+def run_hosted(model: str, base_url: str | None, run: tuple[Any, ...]) -> list[Any]:
+    """:func:`run_evals` on a model Inspect serves: its server checked first
+    (``base_url``), a missing key or provider package said in one plain line."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    if base_url is not None:
+        check_reachable(base_url)
+    try:
+        return run_evals(model, *run, **hosted_eval_args(model, base_url))
+    except PrerequisiteError as exc:
+        raise HostedError(plain_message(exc)) from None
+
+
 def main(args: argparse.Namespace | None = None) -> int:
     if args is None:
         parser = argparse.ArgumentParser(prog="spatialstale quickstart", description=__doc__)
@@ -341,7 +355,11 @@ def main(args: argparse.Namespace | None = None) -> int:
     run = (args.log_dir, args.limit, args.max_steps, args.max_tokens)
     with _sigterm_as_interrupt():
         if args.model:
-            logs = run_evals(args.model, *run, **hosted_eval_args(args.model, getattr(args, "model_base_url", None)))
+            try:
+                logs = run_hosted(args.model, getattr(args, "model_base_url", None), run)
+            except HostedError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
         else:
             local_model.check_ready()
             weights = local_model.ensure_gguf(say)

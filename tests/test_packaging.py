@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import site
 import subprocess
 import sys
 import tarfile
@@ -45,9 +44,11 @@ def _run(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.Complet
 
 
 def _running_site_dirs() -> list[str]:
-    """The site folders of the Python running the tests, none inside the checkout."""
-    dirs = [*site.getsitepackages(), *([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])]
-    return [d for d in dict.fromkeys(dirs) if Path(d).is_dir() and not Path(d).resolve().is_relative_to(ROOT)]
+    """The folders the Python running the tests imports packages from (its
+    ``sys.path``: a venv's own site-packages, a user site, an editable install's
+    folders), none inside the checkout."""
+    dirs = [str(Path(d).absolute()) for d in sys.path if d and Path(d).is_dir()]
+    return [d for d in dict.fromkeys(dirs) if not Path(d).resolve().is_relative_to(ROOT)]
 
 
 @pytest.fixture(scope="module")
@@ -58,10 +59,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)], cwd=base)
     assert built.returncode == 0, built.stderr
     (wheel,) = dist.glob("spatialstale_evals-*.whl")
-    # A plain venv that sees the site folders of the Python running the tests (a venv's own, not its base
+    # A plain venv that sees the import folders of the Python running the tests (a venv's own, not its base
     # interpreter's), after its own: the wheel installed in it comes first. A .pth line adds its folder only
-    # (no .pth inside it is run), so an editable install of this checkout stays out. pip comes from there
-    # too: it installs into the interpreter that runs it, the venv's.
+    # (no .pth inside it is run), and none inside the checkout is named. pip comes from there too: it
+    # installs into the interpreter that runs it, the venv's.
     venv.create(base / "venv", system_site_packages=False, with_pip=False, symlinks=True)
     bin_dir = base / "venv" / "bin"
     (site_dir,) = (base / "venv" / "lib").glob("python*/site-packages")
@@ -116,8 +117,9 @@ def test_the_wheel_ships_the_data_and_uses_it(installed: tuple[Path, Path]) -> N
     venv_root = str(bin_dir.parent)
     for where in ("package", "data", "entry_point"):  # Inspect finds the tasks through the wheel's metadata
         assert shipped[where].startswith(venv_root), f"{where} from {shipped[where]}, not the venv"
-    # its dependencies are the ones the tests run with (not a base interpreter's, when they run in a venv)
-    assert os.path.realpath(shipped["dependency"]) == os.path.realpath(gymnasium.__file__)
+    # its dependencies are the ones the tests run with, from the same folder (not a base interpreter's when
+    # the tests run in a venv; .ci/run's venv links its packages in, so the path, not the file, tells)
+    assert os.path.abspath(shipped["dependency"]) == os.path.abspath(gymnasium.__file__)
     manifests = checkout_manifests()
     # every file of every size (the larger sets too, 32x32 gzipped), intact
     expected = {f"{size}/{name}": e["sha256"] for size, m in manifests.items() for name, e in m["files"].items()}

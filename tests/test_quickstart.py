@@ -132,3 +132,18 @@ def test_a_model_without_usable_output_is_named_as_such(tmp_path, capsys):
     code, out = _run(tmp_path, capsys, model="mockllm/model")
     assert code == 0, out
     assert out.count(quickstart.NO_OUTPUT) == 3, out
+
+
+def test_the_docs_describe_the_calibration_the_file_holds():
+    """docs/models.md's sentence on what the calibration was measured on, built
+    here from the file's ``measured`` record: a rewritten file fails it until the docs follow."""
+    run = calibration_file()["measured"]
+    seconds = run["seconds_per_sample"]
+    sentence = (
+        f"measured on {run['date']} on a 2-core {run['cpu'].split(',')[0]}, the server at "
+        f"{run['speed']['prompt']:g} and {run['speed']['generation']:g} tokens/s, "
+        f"{', '.join(f'{seconds[k]:.1f}' for k in ('detect', 'omcd'))} and {seconds['no_filter']:.1f} s per sample "
+        f"(detect, omcd, no_filter) at --limit {run['limit']} and {run['max_steps']} steps."
+    )
+    docs = (Path(quickstart.__file__).parents[1] / "docs" / "models.md").read_text(encoding="utf-8")
+    assert sentence in " ".join(docs.split()), sentence
