@@ -782,5 +782,5 @@ def test_the_answer_names_the_entries_flagged(tmp_path: Path) -> None:
     (score,) = sample.scores.values()
     (window,) = dataset.load(None, "L1")[0].windows
     stale = sorted(eid for eid, kind in window.labels.items() if kind)
-    assert stale and score.answer == f"flagged {', '.join(sorted(score.answer.removeprefix('flagged ').split(', ')))}"
+    assert stale and score.answer.startswith("flagged ")
     assert sorted(score.answer.removeprefix("flagged ").split(", ")) == stale
