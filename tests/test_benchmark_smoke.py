@@ -30,6 +30,11 @@ RUNS: dict[str, list[str]] = {
     "matrix_time": ["--log-dir", "{tmp}/logs", "--", "--tasks", "detect", "--seeds", "1", "--epochs", "1"],
     "example_report": ["--out", "{tmp}/report", "--seeds", "1", "--epochs", "1"],
 }
+#: Columns a smallest run leaves blank because they are undefined there, not broken, and why.
+UNDEFINED: dict[str, set[str]] = {
+    "memory_access": {"p (Holm)"},  # one seed: no paired test
+    "scripted_reference": {"sd", "flag rate notes"},  # one seed: no spread; no distractor notes by default
+}
 #: Scripts not run here, and why.
 NOT_RUN = {
     "perf": "its smallest run (--quick) takes minutes: it times the suite, and tests/test_latency.py checks its parts",
@@ -77,4 +82,4 @@ def test_the_script_prints_full_tables_at_its_smallest_size(script: str, tmp_pat
     )  # fmt: skip
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     assert "|---" in out.stdout, f"{script} printed no table: {out.stdout[-2000:]}"
-    assert blank_columns(out.stdout) == [], out.stdout[-4000:]
+    assert set(blank_columns(out.stdout)) <= UNDEFINED.get(script, set()), out.stdout[-4000:]
