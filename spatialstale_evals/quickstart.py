@@ -44,7 +44,7 @@ DEFAULT_LIMIT = 1
 DEFAULT_MAX_STEPS: int | None = None  # step_budget(limit): from the instances
 DEFAULT_MAX_TOKENS = 512
 DETECT_METRICS = ("f1", "precision", "recall", "thaw_recall", "parse_failure_rate")
-#: The line under a task whose model gave nothing the harness could use: its zeros are the model's, not the run's.
+#: The line under a task whose model gave nothing usable for most of its entries or steps: its zeros are its own.
 NO_OUTPUT = "the model produced no usable output"
 NAVIGATE_METRICS = ("success_rate", "death_rate", "timeout_rate", "death_on_stale_rate", "fallback_rate")
 
@@ -315,16 +315,22 @@ def results_table(logs: list[Any]) -> str:
                 f"  entries {d.entries:.0f} (tp {d.tp:.0f}, fp {d.fp:.0f}, fn {d.fn:.0f}, tn {d.tn:.0f}), "
                 f"{d.parse_failures:.0f} without a usable verdict, {d.calls:.0f} audit calls"
             )
-            if d.entries and d.parse_failures == d.entries:
-                lines.append(f"  {NO_OUTPUT}: none of its replies held a verdict the parser could read")
+            if d.parse_failures > d.entries / 2:
+                lines.append(
+                    f"  {NO_OUTPUT} for {d.parse_failures:.0f} of {d.entries:.0f} notes (no verdict the parser "
+                    "could read): these scores are the model's, not the run's"
+                )
         else:
             c = navigation_counts(log.samples or [])
             lines.append(
                 f"  episodes: {c.success:.0f} success, {c.death:.0f} death, {c.timeout:.0f} timeout; "
                 f"{c.steps:.0f} steps = {c.steps - c.fallbacks:.0f} move calls + {c.fallbacks:.0f} fallbacks"
             )
-            if c.steps and c.fallbacks == c.steps:
-                lines.append(f"  {NO_OUTPUT}: it made no valid move call, every step was the harness's fallback")
+            if c.fallbacks > c.steps / 2:
+                lines.append(
+                    f"  {NO_OUTPUT} for {c.fallbacks:.0f} of {c.steps:.0f} steps (no valid move call: the "
+                    "harness's fallback moved)"
+                )
         lines.append(f"  log: {log.location}")
     return "\n".join(lines)
 

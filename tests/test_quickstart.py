@@ -132,6 +132,8 @@ def test_a_model_without_usable_output_is_named_as_such(tmp_path, capsys):
     code, out = _run(tmp_path, capsys, model="mockllm/model")
     assert code == 0, out
     assert out.count(quickstart.NO_OUTPUT) == 3, out
+    assert f"{quickstart.NO_OUTPUT} for 64 of 64 notes" in out
+    assert len(re.findall(rf"{quickstart.NO_OUTPUT} for (\d+) of \1 steps", out)) == 2, out
 
 
 def test_the_docs_describe_the_calibration_the_file_holds():
