@@ -127,13 +127,22 @@ def test_the_first_command_can_succeed_with_the_perfect_agent(tmp_path, capsys):
 
 
 def test_a_model_without_usable_output_is_named_as_such(tmp_path, capsys):
-    """A model whose every reply is prose (mockllm's default): one line under
-    each task says the model produced nothing usable, so its zeros read as its own."""
-    code, out = _run(tmp_path, capsys, model="mockllm/model")
-    assert code == 0, out
-    assert out.count(quickstart.NO_OUTPUT) == 3, out
-    assert f"{quickstart.NO_OUTPUT} for 64 of 64 notes" in out
-    assert len(re.findall(rf"{quickstart.NO_OUTPUT} for (\d+) of \1 steps", out)) == 2, out
+    """A model whose every reply is prose: one line under each task says the
+    model produced nothing usable, with the count, so its zeros read as its own."""
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    def prose():
+        while True:
+            out = ModelOutput.from_content("mockllm/model", "I am not sure what to do here.")
+            out.usage = ModelUsage(input_tokens=10, output_tokens=8, total_tokens=18)  # no tokenizer download
+            yield out
+
+    model = get_model("mockllm/model", custom_outputs=prose())
+    logs = quickstart.run_evals(model, tmp_path, 1, 3)
+    table = quickstart.results_table(logs)
+    assert table.count(quickstart.NO_OUTPUT) == 3, table
+    assert f"{quickstart.NO_OUTPUT} for 64 of 64 notes" in table
+    assert len(re.findall(rf"{quickstart.NO_OUTPUT} for (\d+) of \1 steps", table)) == 2, table
 
 
 def test_the_docs_describe_the_calibration_the_file_holds():
