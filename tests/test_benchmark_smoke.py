@@ -20,7 +20,7 @@ BENCHMARKS = ROOT / "benchmarks"
 
 #: Each script's smallest run; ``{tmp}`` is a temporary folder.
 RUNS: dict[str, list[str]] = {
-    "lifelong_tokens": ["--lifetimes", "1", "--parts", "agents,trust", "--log-dir", "{tmp}/logs"],
+    "lifelong_tokens": ["--lifetimes", "1", "--parts", "trust", "--log-dir", "{tmp}/logs"],  # score_table
     "scripted_reference": ["--seeds", "1", "--agents", "observer", "--log-dir", "{tmp}/logs"],
     "memory_access": ["--seeds", "1", "--log-dir", "{tmp}/logs"],
     "stale_cost": ["--path", str(ROOT / "tests" / "fixtures" / "stale_mini.json")],
