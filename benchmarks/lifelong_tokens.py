@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from studies.prefix_cache import shared  # noqa: E402
 
 from spatialstale_evals.analysis.families import plain_markdown  # noqa: E402
+from spatialstale_evals.harness.score_counts import counts_of  # noqa: E402
 from spatialstale_evals.harness.tokens import count_text_tokens  # noqa: E402
 from spatialstale_evals.lifelong import lifelong  # noqa: E402
 from spatialstale_evals.lifetime.cost import estimate_lifetime_cost  # noqa: E402
@@ -188,7 +189,7 @@ def score_table(logs: dict[tuple[str, str], EvalLog]) -> pd.DataFrame:
         for sample in log.samples or []:
             score = (sample.scores or {}).get("lifelong_scorer")
             if score is not None:
-                value = dict(score.value) | acted_on_counts(score.metadata or {})  # type: ignore[arg-type]
+                value = dict(counts_of(score) or {}) | acted_on_counts(score.metadata or {})
                 rows.append({"agent": agent, "regime": regime, "value": value})
     records = pd.DataFrame(rows)
     steps = {

@@ -166,12 +166,14 @@ def report(run: dict[str, Any], times: dict[str, Any]) -> str:
             f"start-up {times['startup_s']:.1f} s, tasks {times['tasks_span_s']:.1f} s "
             f"(mean {times['mean_tasks_running']:.1f} running), end {times['end_s']:.1f} s",
             "",
-            "| family | tasks | samples | calls | summed task wall (s) |",
-            "|---|---|---|---|---|",
         ]
+        counted = any(fam["calls"] for fam in times["families"].values())  # --calls: else no column
+        head = ["family", "tasks", "samples", *(["calls"] if counted else []), "summed task wall (s)"]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for name, fam in sorted(times["families"].items()):
-            calls = f"{fam['calls']:.0f}" if fam["calls"] else ""
-            lines.append(f"| {name} | {fam['tasks']:.0f} | {fam['samples']:.0f} | {calls} | {fam['task_s']:.1f} |")
+            calls = [f"{fam['calls']:.0f}"] if counted else []
+            cells = [name, f"{fam['tasks']:.0f}", f"{fam['samples']:.0f}", *calls, f"{fam['task_s']:.1f}"]
+            lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

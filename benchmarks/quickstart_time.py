@@ -85,6 +85,8 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=quickstart.DEFAULT_MAX_STEPS)
     parser.add_argument("--write", action="store_true", help=f"rewrite {quickstart_cost.CALIBRATION_FILE.name}")
     args = parser.parse_args()
+    if args.max_steps is None:  # the quickstart's own budget for these episodes
+        args.max_steps = quickstart_cost.step_budget(args.limit)
     measured: dict[str, dict[str, float]] = {}
     seconds: dict[str, float] = {}
     loads: list[float] = []

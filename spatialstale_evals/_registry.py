@@ -8,8 +8,6 @@ from inspect_ai.model import modelapi
 from spatialstale_evals import TASKS, task_functions
 from spatialstale_evals.local_model.config import PROVIDER
 
-task_functions()  # imports each task module, whose @task registers it
-
 
 @modelapi(name="spatialstale")
 def spatialstale():  # noqa: ANN201 - Inspect's provider factory protocol
@@ -24,5 +22,11 @@ def spatialstale_local():  # noqa: ANN201 - Inspect's provider factory protocol
 
     return LocalModelAPI
 
+
+# The tasks last: if a task module fails to import (an Inspect below the declared
+# minimum, say), Inspect reports that error, and the providers above are registered
+# all the same, so `--model spatialstale/...` does not hide it behind "Model API
+# spatialstale not recognized".
+task_functions()  # imports each task module, whose @task registers it
 
 __all__ = [*TASKS, "spatialstale", "spatialstale_local"]

@@ -7,7 +7,8 @@ on success, failure, Ctrl-C or SIGTERM), then runs, one task at a time with
 
 - ``detect``: 1 seed, text observation, regime L1;
 - ``navigate``: 1 episode each with ``omcd`` (audits its memory) and
-  ``no_filter`` (does not), regime L2, a short step budget (``--max-steps``, default 10);
+  ``no_filter`` (does not), regime L2, a step budget the instances' paths allow
+  (``--max-steps``, default: the longest shortest path times 1.5, ``step_budget``);
 
 printing what it does as it goes (each task with a time estimate, each sample
 when it is done: plain lines, also when the output is not a terminal), then a
@@ -34,15 +35,18 @@ from typing import Any
 from spatialstale_evals import local_model
 from spatialstale_evals.detection.counts import DetectionCounts
 from spatialstale_evals.harness.score_counts import counts_of
+from spatialstale_evals.hosted import HostedError, check_reachable, plain_message
 from spatialstale_evals.navigation.counts import NavigationCounts
-from spatialstale_evals.quickstart_cost import QUICK_FACTORS, QUICK_TOKENS, QuickTask, quickstart_tasks
+from spatialstale_evals.quickstart_cost import QUICK_FACTORS, QUICK_TOKENS, QuickTask, quickstart_tasks, step_budget
 
 __all__ = ["QUICK_FACTORS", "QUICK_TOKENS", "QuickTask", "hosted_eval_args", "main", "quickstart_tasks", "run_evals"]
 
 DEFAULT_LIMIT = 1
-DEFAULT_MAX_STEPS = 10
+DEFAULT_MAX_STEPS: int | None = None  # step_budget(limit): from the instances
 DEFAULT_MAX_TOKENS = 512
 DETECT_METRICS = ("f1", "precision", "recall", "thaw_recall", "parse_failure_rate")
+#: The line under a task whose model gave nothing usable for most of its entries or steps: its zeros are its own.
+NO_OUTPUT = "the model produced no usable output"
 NAVIGATE_METRICS = ("success_rate", "death_rate", "timeout_rate", "death_on_stale_rate", "fallback_rate")
 
 
@@ -66,7 +70,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-steps",
         type=int,
         default=DEFAULT_MAX_STEPS,
-        help=f"navigate step budget (default {DEFAULT_MAX_STEPS}; the paper's is 50)",
+        help="navigate step budget (default: the longest shortest path of the episodes' lakes times 1.5, "
+        "21 steps on 8x8; the paper's is 50)",
     )
     parser.add_argument(
         "--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, help="reply length cap per call (default 512)"
@@ -188,7 +193,7 @@ def run_evals(
     model: str,
     log_dir: str | Path = "logs",
     limit: int = DEFAULT_LIMIT,
-    max_steps: int = DEFAULT_MAX_STEPS,
+    max_steps: int | None = DEFAULT_MAX_STEPS,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     tasks: list[QuickTask] | None = None,
     speed: local_model.Speed | None = None,
@@ -216,6 +221,7 @@ def run_evals(
         model, base_url=eval_args.get("model_base_url"), **eval_args.get("model_args", {})
     )
     _register_progress_hook()
+    max_steps = step_budget(limit) if max_steps is None else max_steps
     tasks = tasks if tasks is not None else quickstart_tasks(limit, max_steps)
     logs: list[Any] = []
     spent = estimated = 0.0
@@ -310,14 +316,37 @@ def results_table(logs: list[Any]) -> str:
                 f"  entries {d.entries:.0f} (tp {d.tp:.0f}, fp {d.fp:.0f}, fn {d.fn:.0f}, tn {d.tn:.0f}), "
                 f"{d.parse_failures:.0f} without a usable verdict, {d.calls:.0f} audit calls"
             )
+            if d.parse_failures > d.entries / 2:
+                lines.append(
+                    f"  {NO_OUTPUT} for {d.parse_failures:.0f} of {d.entries:.0f} notes (no verdict the parser "
+                    "could read): these scores are the model's, not the run's"
+                )
         else:
             c = navigation_counts(log.samples or [])
             lines.append(
                 f"  episodes: {c.success:.0f} success, {c.death:.0f} death, {c.timeout:.0f} timeout; "
                 f"{c.steps:.0f} steps = {c.steps - c.fallbacks:.0f} move calls + {c.fallbacks:.0f} fallbacks"
             )
+            if c.fallbacks > c.steps / 2:
+                lines.append(
+                    f"  {NO_OUTPUT} for {c.fallbacks:.0f} of {c.steps:.0f} steps (no valid move call: the "
+                    "harness's fallback moved)"
+                )
         lines.append(f"  log: {log.location}")
     return "\n".join(lines)
+
+
+def run_hosted(model: str, base_url: str | None, run: tuple[Any, ...]) -> list[Any]:
+    """:func:`run_evals` on a model Inspect serves: its server checked first
+    (``base_url``), a missing key or provider package said in one plain line."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    if base_url is not None:
+        check_reachable(base_url)
+    try:
+        return run_evals(model, *run, **hosted_eval_args(model, base_url))
+    except PrerequisiteError as exc:
+        raise HostedError(plain_message(exc)) from None
 
 
 def main(args: argparse.Namespace | None = None) -> int:
@@ -333,7 +362,11 @@ def main(args: argparse.Namespace | None = None) -> int:
     run = (args.log_dir, args.limit, args.max_steps, args.max_tokens)
     with _sigterm_as_interrupt():
         if args.model:
-            logs = run_evals(args.model, *run, **hosted_eval_args(args.model, getattr(args, "model_base_url", None)))
+            try:
+                logs = run_hosted(args.model, getattr(args, "model_base_url", None), run)
+            except HostedError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
         else:
             local_model.check_ready()
             weights = local_model.ensure_gguf(say)

@@ -19,6 +19,7 @@ file.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,6 +88,27 @@ def token_seconds(
     return (prompt + step_prompt * n) / speed.prompt + (output + step_output * n) / speed.generation
 
 
+#: The quickstart's navigate regime, and its step budget over the longest shortest
+#: path of the instances it runs (enough to reach the goal with room for detours).
+NAVIGATE_REGIME = "L2"
+STEP_MARGIN = 1.5
+
+
+def step_budget(limit: int, regime: str = NAVIGATE_REGIME) -> int:
+    """The navigate step budget for the first ``limit`` instances of ``regime``
+    (the ones ``--limit`` runs): the longest start-to-goal shortest path among
+    them on the lake they are played on, times :data:`STEP_MARGIN`, rounded
+    up. A constant would be a guess: on 8x8 every path is at least 14 steps."""
+    from spatialstale_evals.world import dataset
+    from spatialstale_evals.world.grid import goal_of, shortest_path, start_of
+
+    longest = 0
+    for inst in dataset.load(None, regime)[:limit]:
+        path = shortest_path(inst.grid, start_of(inst.grid), goal_of(inst.grid))
+        longest = max(longest, len(path) - 1 if path else inst.max_steps)
+    return math.ceil(longest * STEP_MARGIN)
+
+
 @dataclass(frozen=True)
 class QuickTask:
     """One quickstart task, what it does in words, and the key of its tokens
@@ -103,13 +125,16 @@ class QuickTask:
         return limit * QUICK_FACTORS[self.tokens] * token_seconds(self.tokens, speed, max_steps, self.steps)
 
 
-def quickstart_tasks(limit: int = 1, max_steps: int = 10) -> list[QuickTask]:
-    """detect (L1, text) and navigate (L2, omcd and no_filter), one episode per instance."""
+def quickstart_tasks(limit: int = 1, max_steps: int | None = None) -> list[QuickTask]:
+    """detect (L1, text) and navigate (L2, omcd and no_filter), one episode per
+    instance, of at most ``max_steps`` steps (default :func:`step_budget`)."""
     from spatialstale_evals.detect import detect
     from spatialstale_evals.navigate import navigate
 
+    max_steps = step_budget(limit) if max_steps is None else max_steps
+
     def nav(strategy: str) -> Callable[[], Any]:
-        return lambda: navigate(regime="L2", strategy=strategy, max_steps=max_steps, epochs=1)
+        return lambda: navigate(regime=NAVIGATE_REGIME, strategy=strategy, max_steps=max_steps, epochs=1)
 
     count = "1 seed" if limit == 1 else f"{limit} seeds"
     episodes = ("1 episode" if limit == 1 else f"{limit} episodes") + f" of at most {max_steps} steps"

@@ -91,6 +91,10 @@ EXPLANATION_PARAGRAPHS = 1
 #: placeholder input: their hash is not compared; instead the fingerprint
 #: says whether they are the model calls' own prompts and replies in order.
 CHANGED_MESSAGES = ("detect",)
+#: detect's score answer, empty in the reference, names the entries flagged
+#: (``inspect view``'s ANSWER column): the fingerprint records the reference's
+#: None for an answer that names every flagged entry, and the answer itself otherwise.
+ADDED_ANSWER = ("detect",)
 
 #: Arguments every fingerprinted navigate run gets where the task has them:
 #: the reference's navigator prompt has the "memory may be out of date" line,
@@ -197,16 +201,20 @@ def fingerprint(log: Any) -> dict[str, Any]:
             for e in events
         ]
         (score,) = (s.scores or {}).values()
+        flagged = [w["flagged"] for w in (score.metadata or {}).get("windows", [])]
+        answer = score.answer
+        if family in ADDED_ANSWER and answer is not None and all(e in answer for ids in flagged for e in ids):
+            answer = None
         out[f"{s.id}/{s.epoch}"] = {
             "calls": calls,
             "messages": digest([m.model_dump(mode="json", exclude={"id"}) for m in s.messages]),
             "messages_are_calls": _dumps(s.messages) == _dumps(_conversation(events)),
             "metadata": digest(_drop(s.metadata, added)),
             "value": (score.metadata or {}).get(COUNTS, score.value),
-            "answer": score.answer,
+            "answer": answer,
             "explanation": "\n\n".join((score.explanation or "").split("\n\n")[:EXPLANATION_PARAGRAPHS]),
             "score_metadata": digest(_drop(score.metadata, dropped)),
-            "flagged": [w["flagged"] for w in (score.metadata or {}).get("windows", [])],
+            "flagged": flagged,
         }
     return out
 

@@ -27,6 +27,9 @@
   (``tests/test_analysis.py::test_x@test_analysis``): drop the suffix to rerun it.
 - Inspect's per-task lookup of the distribution that ships a task, cached
   for the session (``_distribution_scan_cached``).
+- The user's ``./logs`` left alone: a log no test names a folder for goes to a
+  temporary one (``INSPECT_LOG_DIR``, for subprocesses too), and a run that
+  changes ``./logs`` anyway fails at its end, naming what it wrote there.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import _builtins  # noqa: F401 - the snapshot must be taken before any test module is imported
 import pytest
@@ -51,6 +55,49 @@ families()  # the suite's own task families, registered before any test can add 
 settings.register_profile("ci", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+#: Inspect's default log folder, the user's: no test may write there.
+USER_LOGS = Path("logs").resolve()
+_LOGS_BEFORE = pytest.StashKey[dict[str, tuple[int, int]]]()
+
+
+def _listing(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``folder``: relative path -> (size, modification time in ns)."""
+    if not folder.is_dir():
+        return {}
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_LOGS_BEFORE] = _listing(USER_LOGS)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run (the controller's, under xdist: after every worker) if it changed ``./logs``."""
+    if hasattr(session.config, "workerinput") or _LOGS_BEFORE not in session.config.stash:
+        return
+    before, after = session.config.stash[_LOGS_BEFORE], _listing(USER_LOGS)
+    changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+    if changed:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = f"the tests changed the user's {USER_LOGS}: {', '.join(changed[:10])}"
+        if reporter is not None:
+            reporter.write_line(f"ERROR: {message}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _logs_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Inspect's default log folder (``INSPECT_LOG_DIR``) for the session: a temporary one."""
+    previous = os.environ.get("INSPECT_LOG_DIR")
+    os.environ["INSPECT_LOG_DIR"] = str(tmp_path_factory.mktemp("inspect-logs"))
+    yield
+    if previous is None:
+        os.environ.pop("INSPECT_LOG_DIR", None)
+    else:
+        os.environ["INSPECT_LOG_DIR"] = previous
+
 
 #: The xdist group of the tests that need the local model (marker ``local_model``).
 LOCAL_MODEL_GROUP = "local_model"

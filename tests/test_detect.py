@@ -769,3 +769,18 @@ def test_audit_windows_solver_leaves_one_record_per_window(tmp_path):
         assert sample.store["SampleState:episode"] == [sample.id, 1]
         assert json.loads(sample.store["SampleState:instance_json"]) == instances.by_id[sample.id].to_json()
         assert "instance" not in sample.metadata
+
+
+def test_the_answer_names_the_entries_flagged(tmp_path: Path) -> None:
+    """``inspect view``'s ANSWER column: the entries the audit flagged. The
+    observer flags exactly the stale entries, read here from the dataset's truth."""
+    from spatialstale_evals.world import dataset
+
+    (log,) = inspect_eval(detect(regime="L1"), model="spatialstale/observer", limit=1, log_dir=str(tmp_path),
+                          display="none")  # fmt: skip
+    (sample,) = log.samples
+    (score,) = sample.scores.values()
+    (window,) = dataset.load(None, "L1")[0].windows
+    stale = sorted(eid for eid, kind in window.labels.items() if kind)
+    assert stale and score.answer.startswith("flagged ")
+    assert sorted(score.answer.removeprefix("flagged ").split(", ")) == stale

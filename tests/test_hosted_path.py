@@ -14,6 +14,7 @@ quickstart's own code path (``quickstart.run_evals`` with
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -133,3 +134,46 @@ def test_with_the_quickstarts_arguments_the_episode_runs(server: ChatOnlyServer,
         (tool,) = request["tools"]
         assert tool["function"]["name"] == "move"
         assert tool["function"]["parameters"]["properties"]["direction"]["enum"] == list(MOVE_ORDER)
+
+
+def quickstart_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Any, capsys: Any, *argv: str) -> list[str]:
+    """``spatialstale quickstart ARGV``'s exit code 2 and its stderr lines (no key in the environment)."""
+    from spatialstale_evals import cli
+
+    for key in ("OPENAI_API_KEY", "AZUREAI_OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(key, raising=False)
+    assert cli.main(["quickstart", *argv, "--log-dir", str(tmp_path / "logs")]) == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert 1 <= len(lines) <= 2 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err and not re.search(r"\[/?(bold|blue)\]", err), err
+    return lines
+
+
+def test_a_missing_key_is_one_plain_line_naming_it(monkeypatch, tmp_path, capsys) -> None:
+    pytest.importorskip("openai")
+    (line,) = quickstart_error(monkeypatch, tmp_path, capsys, "--model", "openai/gpt-4o")
+    assert "OPENAI_API_KEY" in line
+    assert not list((tmp_path / "logs").glob("*.eval")), "no task started"
+
+
+def test_a_missing_provider_package_is_one_plain_line_naming_it(monkeypatch, tmp_path, capsys) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "openai", None)  # the [openai] extra not installed
+    (line,) = quickstart_error(monkeypatch, tmp_path, capsys, "--model", "openai/gpt-4o")
+    assert "openai" in line and "pip install" in line, line
+
+
+def test_a_base_url_where_nothing_listens_fails_at_once(monkeypatch, tmp_path, capsys) -> None:
+    import socket
+    import time
+
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there now
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    began = time.perf_counter()
+    (line,) = quickstart_error(monkeypatch, tmp_path, capsys, "--model", MODEL, "--model-base-url", url)
+    assert time.perf_counter() - began < 30  # Inspect's retries would take minutes
+    assert f"nothing answers at {url}" in line and "--model-base-url" in line

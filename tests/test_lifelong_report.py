@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pandas as pd
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
@@ -131,3 +132,24 @@ def test_a_hazard_claim_is_acted_on_only_by_a_death_in_a_hole_the_notes_called_s
     # a cell that was ice at the start (its SAFE note true then) and thawed during the episode
     assert not hazard_acted_on(notes, grid, (0, 1))
     assert hazard_acted_on(notes, ("SFFF", "FHFF", "FHHF", "FFFG"), (2, 1))  # claimed both ways, SAFE among them
+
+
+def test_equal_lines_stay_visible():
+    """Two agents with the same success by episode: each its own marker, set
+    apart sideways, so neither line hides the other."""
+    curve = plots.CURVES[0][1]
+    points = pd.DataFrame(
+        [{"regime": "L1", "series": name, "curve": curve, "episode": e, "value": 0.5} for name in ("a", "b")
+         for e in (1, 2, 3)]
+    )  # fmt: skip
+    fig = plots.draw(points)
+    try:
+        lines = {line.get_label(): line for ax in fig.axes for line in ax.get_lines()}
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    a, b = lines[f"a: {curve}"], lines[f"b: {curve}"]
+    assert a.get_marker() != b.get_marker()
+    assert all(xa < xb for xa, xb in zip(a.get_xdata(), b.get_xdata()))
+    assert [round(x) for x in a.get_xdata()] == [round(x) for x in b.get_xdata()] == [1, 2, 3]

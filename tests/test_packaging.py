@@ -5,7 +5,9 @@ none of the [local] extra's weights or state) into a new venv; every command
 then runs with a working directory outside the repository, so nothing can
 come from the source tree. This is what a ``pip install spatialstale-evals``
 or ``pip install git+...`` user gets. The venv sees this environment's
-packages (``--system-site-packages``) and the wheel goes in with ``--no-deps``:
+packages (a ``.pth`` file naming its site folders: ``--system-site-packages``
+would show the *base* interpreter's instead when pytest runs inside a venv,
+which is where a user runs it) and the wheel goes in with ``--no-deps``:
 the dependencies are the ones this environment resolved from the same
 pyproject, so reinstalling them proves nothing more and costs a minute and a
 half; what the test proves is that the *package* Python imports, its data and
@@ -25,6 +27,7 @@ import venv
 import zipfile
 from pathlib import Path
 
+import gymnasium
 import pytest
 from _builtins import BUILTIN_REGIMES, regime_files
 
@@ -40,6 +43,14 @@ def _run(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.Complet
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def _running_site_dirs() -> list[str]:
+    """The folders the Python running the tests imports packages from (its
+    ``sys.path``: a venv's own site-packages, a user site, an editable install's
+    folders), none inside the checkout."""
+    dirs = [str(Path(d).absolute()) for d in sys.path if d and Path(d).is_dir()]
+    return [d for d in dict.fromkeys(dirs) if not Path(d).resolve().is_relative_to(ROOT)]
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the venv's bin folder, a working directory outside the repository)."""
@@ -48,9 +59,14 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)], cwd=base)
     assert built.returncode == 0, built.stderr
     (wheel,) = dist.glob("spatialstale_evals-*.whl")
-    # pip comes from the system site too: it installs into the interpreter that runs it, the venv's
-    venv.create(base / "venv", system_site_packages=True, with_pip=False, symlinks=True)
+    # A plain venv that sees the import folders of the Python running the tests (a venv's own, not its base
+    # interpreter's), after its own: the wheel installed in it comes first. A .pth line adds its folder only
+    # (no .pth inside it is run), and none inside the checkout is named. pip comes from there too: it
+    # installs into the interpreter that runs it, the venv's.
+    venv.create(base / "venv", system_site_packages=False, with_pip=False, symlinks=True)
     bin_dir = base / "venv" / "bin"
+    (site_dir,) = (base / "venv" / "lib").glob("python*/site-packages")
+    (site_dir / "_running_environment.pth").write_text("\n".join(_running_site_dirs()) + "\n", encoding="utf-8")
     pip = _run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], cwd=base)
     assert pip.returncode == 0, pip.stderr[-3000:]
     work = base / "elsewhere"
@@ -74,6 +90,7 @@ def checkout_manifests() -> dict[str, dict]:
 SHIPPED = """
 import gzip, hashlib, json, sys
 from importlib import metadata
+import gymnasium
 import spatialstale_evals
 from spatialstale_evals.world import dataset
 from spatialstale_evals.world.lifetimes import LIFETIME_DIR
@@ -87,7 +104,8 @@ for size in dataset.sizes_of(None):
         files[f"{size}/{name}"] = hashlib.sha256(gzip.decompress(data) if name.endswith(".gz") else data).hexdigest()
     loaded[size] = len(dataset.load(None, dataset.regime_of(names[-1]), size))
 print(json.dumps({"package": spatialstale_evals.__file__, "data": str(dataset.CANONICAL_DIR),
-                  "entry_point": str(entry.dist.locate_file("")), "files": files, "loaded": loaded}))
+                  "entry_point": str(entry.dist.locate_file("")), "files": files, "loaded": loaded,
+                  "dependency": gymnasium.__file__}))
 """
 
 
@@ -99,6 +117,9 @@ def test_the_wheel_ships_the_data_and_uses_it(installed: tuple[Path, Path]) -> N
     venv_root = str(bin_dir.parent)
     for where in ("package", "data", "entry_point"):  # Inspect finds the tasks through the wheel's metadata
         assert shipped[where].startswith(venv_root), f"{where} from {shipped[where]}, not the venv"
+    # its dependencies are the ones the tests run with, from the same folder (not a base interpreter's when
+    # the tests run in a venv; .ci/run's venv links its packages in, so the path, not the file, tells)
+    assert os.path.abspath(shipped["dependency"]) == os.path.abspath(gymnasium.__file__)
     manifests = checkout_manifests()
     # every file of every size (the larger sets too, 32x32 gzipped), intact
     expected = {f"{size}/{name}": e["sha256"] for size, m in manifests.items() for name, e in m["files"].items()}

@@ -101,3 +101,60 @@ def test_model_base_url_needs_a_model(tmp_path, capsys):
                               max_tokens=512, log_dir=str(tmp_path / "logs"), port=None)  # fmt: skip
     assert quickstart.main(args) == 2  # before starting any server
     assert "--model-base-url needs --model" in capsys.readouterr().err
+
+
+def test_the_first_command_can_succeed_with_the_perfect_agent(tmp_path, capsys):
+    """``spatialstale quickstart --model spatialstale/observer`` as typed (the
+    default step budget): the agent that sees the lake reaches every goal and
+    judges every note, so navigate's success and detect's F1 are 1.0."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    from spatialstale_evals import cli
+
+    log_dir = tmp_path / "logs"
+    assert cli.main(["quickstart", "--model", "spatialstale/observer", "--log-dir", str(log_dir)]) == 0
+    out = capsys.readouterr().out
+    budget = int(re.search(r"1 episode of at most (\d+) steps", out).group(1))
+    assert budget >= 14  # every 8x8 lake runs from (0,0) to (7,7): 7 + 7 steps at least
+    metrics = {}
+    for info in list_eval_logs(str(log_dir)):
+        log = read_eval_log(info)
+        name = log.eval.task.split("/")[-1] + str((log.eval.task_args or {}).get("strategy", ""))
+        metrics[name] = {k: m.value for s in log.results.scores for k, m in s.metrics.items()}
+    assert metrics["detect"]["f1"] == 1.0
+    assert metrics["navigateomcd"]["success_rate"] == metrics["navigateno_filter"]["success_rate"] == 1.0
+    assert quickstart.NO_OUTPUT not in out
+
+
+def test_a_model_without_usable_output_is_named_as_such(tmp_path, capsys):
+    """A model whose every reply is prose: one line under each task says the
+    model produced nothing usable, with the count, so its zeros read as its own."""
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    def prose():
+        while True:
+            out = ModelOutput.from_content("mockllm/model", "I am not sure what to do here.")
+            out.usage = ModelUsage(input_tokens=10, output_tokens=8, total_tokens=18)  # no tokenizer download
+            yield out
+
+    model = get_model("mockllm/model", custom_outputs=prose())
+    logs = quickstart.run_evals(model, tmp_path, 1, 3)
+    table = quickstart.results_table(logs)
+    assert table.count(quickstart.NO_OUTPUT) == 3, table
+    assert f"{quickstart.NO_OUTPUT} for 64 of 64 notes" in table
+    assert len(re.findall(rf"{quickstart.NO_OUTPUT} for (\d+) of \1 steps", table)) == 2, table
+
+
+def test_the_docs_describe_the_calibration_the_file_holds():
+    """docs/models.md's sentence on what the calibration was measured on, built
+    here from the file's ``measured`` record: a rewritten file fails it until the docs follow."""
+    run = calibration_file()["measured"]
+    seconds = run["seconds_per_sample"]
+    sentence = (
+        f"measured on {run['date']} on a 2-core {run['cpu'].split(',')[0]}, the server at "
+        f"{run['speed']['prompt']:g} and {run['speed']['generation']:g} tokens/s, "
+        f"{', '.join(f'{seconds[k]:.1f}' for k in ('detect', 'omcd'))} and {seconds['no_filter']:.1f} s per sample "
+        f"(detect, omcd, no_filter) at --limit {run['limit']} and {run['max_steps']} steps."
+    )
+    docs = (Path(quickstart.__file__).parents[1] / "docs" / "models.md").read_text(encoding="utf-8")
+    assert sentence in " ".join(docs.split()), sentence

@@ -328,3 +328,18 @@ def test_the_package_exports_the_task_functions_however_it_is_imported() -> None
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "function", "module"]
+
+
+def test_a_task_module_that_fails_to_import_shows_its_error_not_an_unknown_provider(tmp_path):
+    """Below the declared minimum of inspect-ai (no ``inspect_ai.scorer.aggregate``,
+    simulated here by removing it), ``--model spatialstale/...`` must show that
+    import error: the providers register before the task modules import."""
+    code = (
+        "import inspect_ai.scorer as s; del s.aggregate\n"
+        "from inspect_ai.model import get_model\n"
+        "get_model('spatialstale/observer')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode != 0
+    assert "cannot import name 'aggregate'" in out.stderr, out.stderr[-2000:]
+    assert "not recognized" not in out.stderr

@@ -11,9 +11,9 @@ from spatialstale_evals.lifelong import lifelong
 from spatialstale_evals.scripted.api import NO_NOTES
 
 
-def test_a_navigation_policy_lives_a_lifetime_without_notes() -> None:
+def test_a_navigation_policy_lives_a_lifetime_without_notes(tmp_path) -> None:
     task = lifelong(episodes=2, view_radius=None, max_steps=8)
-    [log] = inspect_eval(task, model="spatialstale/memory", limit=1, display="none")
+    [log] = inspect_eval(task, model="spatialstale/memory", limit=1, display="none", log_dir=str(tmp_path))
     assert log.status == "success" and log.samples
     sample = log.samples[0]
     assert sample.error is None

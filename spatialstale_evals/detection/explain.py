@@ -77,6 +77,15 @@ def window_line(instance: Instance, step: int, flagged: Sequence[str], labels: M
     return "; ".join([head, *missed, *wrong]) + ("" if missed or wrong else "; nothing wrong")
 
 
+def flagged_answer(windows: Sequence[Mapping[str, Any]]) -> str:
+    """The score's answer (``inspect view``'s ANSWER column): the entries the
+    audit flagged stale, per window when there are several."""
+    named = [", ".join(w["flagged"]) or "none" for w in windows]
+    if len(windows) == 1:
+        return f"flagged {named[0]}"
+    return "; ".join(f"step {w['step']}: flagged {n}" for w, n in zip(windows, named)) or "no window audited"
+
+
 def explanation_lines(instance: Instance | None, windows: Sequence[Mapping[str, Any]]) -> str:
     """One line per audited window (``window_line``), as a list; empty
     without the instance (a sample stopped before it was logged)."""

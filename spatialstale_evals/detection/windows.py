@@ -12,7 +12,7 @@ from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from spatialstale_evals.detection.counts import DetectionCounts, detection_value
-from spatialstale_evals.detection.explain import explanation_lines
+from spatialstale_evals.detection.explain import explanation_lines, flagged_answer
 from spatialstale_evals.detection.metrics import DETECTION_METRICS, precision_of, recall_of
 from spatialstale_evals.detection.state import DetectionState
 from spatialstale_evals.harness.audit import FORMATS, audit_entries, audit_span, audit_summary
@@ -147,6 +147,7 @@ def detection_scorer():
         named = explanation_lines(stored_instance(state), records)
         return Score(
             value=detection_headline(totals),
+            answer=flagged_answer(records),
             explanation=(
                 f"F1 {totals['f1']:.3f} (tp {totals['tp']}, fp {totals['fp']}, fn {totals['fn']}) over "
                 f"{len(records)} window(s); {totals['parse_failures']} entries without a usable verdict{edits}"

@@ -87,11 +87,13 @@ def draw(points: pd.DataFrame) -> plt.Figure | None:
                 if sel.empty:
                     continue
                 sel = sel.sort_values("episode")
+                # equal lines must not hide each other: each series its own marker, nudged sideways
+                nudge = (i - (len(series) - 1) / 2) * min(0.08, 0.3 / len(series))
                 ax.plot(
-                    sel["episode"].to_list(),
+                    [e + nudge for e in sel["episode"].to_list()],
                     sel["value"].to_list(),
                     style,
-                    marker="o",
+                    marker="osD^v<>p"[i % 8],
                     color=colours[i % len(colours)],
                     label=f"{name}: {curve}",
                 )

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from inspect_ai._util.error import PrerequisiteError  # Inspect prints its message alone (HubUnavailable)
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 
@@ -60,6 +61,16 @@ TYPE_KEYS = ("type", "conversation_type", "conflict_type")
 
 class CorpusError(ValueError):
     """A STALE file or record that cannot be read as the schema says."""
+
+
+class HubUnavailable(CorpusError, PrerequisiteError):
+    """``source=hub`` cannot get the file (no ``huggingface_hub``, offline). An
+    Inspect ``PrerequisiteError`` too: ``inspect eval`` then prints its message
+    alone, the fix in plain words, where any other error gets a traceback."""
+
+    def __init__(self, message: str) -> None:
+        CorpusError.__init__(self, message)
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -334,16 +345,17 @@ def download(revision: str = HUB_REVISION) -> tuple[Path, str]:
     try:
         from huggingface_hub import hf_hub_download
     except ImportError:
-        raise CorpusError(
+        raise HubUnavailable(
             "source=hub downloads STALE with huggingface_hub, which is not installed: "
             'pip install -e ".[stale]", or download the file yourself and pass -T path=<file>'
         ) from None
     try:
         local = hf_hub_download(repo_id=HUB_REPO, filename=HUB_FILE, repo_type="dataset", revision=revision)
     except Exception as exc:  # noqa: BLE001 - offline, unknown revision, HTTP errors: all say the same
-        raise CorpusError(
+        # not the exception's text: offline, huggingface_hub's reads "client has been closed"
+        raise HubUnavailable(
             f"could not download {HUB_FILE} from the Hugging Face dataset {HUB_REPO} at revision {revision!r} "
-            f"({type(exc).__name__}: {str(exc)[:200]}). Offline? Fetch the file on a machine that is online "
+            f"({type(exc).__name__}: offline, or no such revision). Fetch the file on a machine that is online "
             "and pass -T path=<file>"
         ) from None
     found = Path(local)
