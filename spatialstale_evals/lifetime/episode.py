@@ -28,12 +28,14 @@ OUTCOMES = (SUCCESS, DEATH, TIMEOUT, LIMIT)
 
 class LifetimeState(StoreModel):
     """The sample's own state, kept in its Inspect store: one record per
-    episode played (``episode_record``), what the agent has ever seen, and
-    the tokens spent. Per sample, like the memory store: it never crosses
+    episode played (``episode_record``), what the agent has ever seen (and
+    each cell's type at its last sighting, ``[row, col, type]``), and the
+    tokens spent. Per sample, like the memory store: it never crosses
     samples or epochs."""
 
     records: list[dict[str, Any]] = Field(default_factory=list)
     ever_seen: list[list[int]] = Field(default_factory=list)
+    last_seen: list[list[Any]] = Field(default_factory=list)
     tokens: int = 0
 
 

@@ -230,6 +230,7 @@ async def play_episode(
     episode.trajectory.append(list(env.agent))
     start_notes: Notes = parse_notes(memory_files(), life.height, life.width)
     ever_seen = {(r, c) for r, c in state.ever_seen}
+    last_seen = {(r, c): kind for r, c, kind in state.last_seen}
     transcript().info(note_audit(start_notes, world.grid, ever_seen, k), source=f"notes at the start of episode {k}")
     system = ChatMessageSystem(
         content=prompts.LIFELONG_SYSTEM.format(episodes=settings.episodes, max_memory_calls=settings.max_memory_calls)
@@ -252,9 +253,10 @@ async def play_episode(
         await talk.write_back()
     finally:
         end_notes = parse_notes(memory_files(), life.height, life.width)
-        record = episode_record(episode, world, start_notes, end_notes, ever_seen)
+        record = episode_record(episode, world, start_notes, end_notes, ever_seen, last_seen)
         state.records.append(record)
         state.ever_seen = sorted([list(c) for c in ever_seen | set(episode.sightings)])
+        state.last_seen = [[r, c, kind] for (r, c), kind in sorted((last_seen | episode.sightings).items())]
         state.tokens += episode.tokens
         messages.extend([system, *(m for turn in talk.turns for m in turn)])
 
