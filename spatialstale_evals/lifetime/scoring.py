@@ -143,8 +143,8 @@ BALANCED: dict[str, tuple[str, str]] = {
 SCORES = (*RATIOS, *BALANCED)
 #: The scores shown per episode index (``by_episode``).
 INDEXED_RATIOS = (
-    "episode_success_rate", "episode_death_rate", "spl", "excess_steps", "note_balanced", "note_attainable",
-    "note_precision", "note_recall", "repair_rate", "hazard_claims",
+    "episode_success_rate", "episode_death_rate", "episode_timeout_rate", "spl", "excess_steps", "note_balanced",
+    "note_attainable", "note_precision", "note_recall", "repair_rate", "hazard_claims",
 )  # fmt: skip
 #: Scores kept out of the log's metrics (counted, shown in the report's summary).
 UNLOGGED = ("fallback_rate",)
