@@ -2,8 +2,8 @@
 lifetime once per seed), its cost bounds, what a report record keeps (the
 sample's counts: summed over episodes and per episode index), its own
 report tables and plot, its rows of the trust-gap view (hazard claims
-acted on), and its scripted agents (``diligent``, ``write_once``,
-``amnesiac``)."""
+acted on), and its scripted agents (``lifetime/scripted.py``: ``diligent``,
+``write_once``, ``amnesiac``, ``credulous``)."""
 
 from __future__ import annotations
 
