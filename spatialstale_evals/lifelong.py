@@ -15,6 +15,7 @@ from inspect_ai import Task, task, task_with
 from spatialstale_evals.harness.params import check_choice, check_positive_int, reject_unknown
 from spatialstale_evals.harness.task_body import family_task
 from spatialstale_evals.lifetime.agents import AgentFactory
+from spatialstale_evals.lifetime.arms import MEMORY_ARMS, MemoryName
 from spatialstale_evals.lifetime.samples import LifetimeSet
 from spatialstale_evals.lifetime.scoring import lifelong_scorer
 from spatialstale_evals.lifetime.solver import LifelongSettings, lifelong_loop
@@ -33,7 +34,7 @@ AgentName = Literal["default", "react"]
 
 def check_args(
     regime: str, episodes: int, view_radius: int | None, history: int | None, max_memory_calls: int,
-    initial_memory: str, agent: str, max_steps: int | None, epochs: int,
+    initial_memory: str, agent: str, max_steps: int | None, epochs: int, memory: str = "notes",
 ) -> None:  # fmt: skip
     """Every check on the parameters, before any model call."""
     check_choice("regime", regime, REGIMES)
@@ -47,6 +48,9 @@ def check_args(
     check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True)
     check_choice("initial_memory", initial_memory, ("empty", "paper"))
     check_choice("agent", agent, ("default", "react"))
+    check_choice("memory", memory, tuple(MEMORY_ARMS))
+    if initial_memory != "empty" and not MEMORY_ARMS[memory].tool:
+        raise ValueError(f"initial_memory={initial_memory} needs a memory to start from; memory={memory} has none")
     if max_steps is not None:
         check_positive_int("max_steps", max_steps)
     check_positive_int("epochs", epochs)
@@ -61,6 +65,7 @@ def lifelong(
     max_memory_calls: int = 5,
     initial_memory: InitialMemory = "empty",
     agent: AgentName = "default",
+    memory: MemoryName = "notes",
     dataset: str | None = None,
     max_steps: int | None = None,
     epochs: int = 1,
@@ -94,13 +99,19 @@ def lifelong(
         agent: The per-episode agent: ``default`` plays the navigate loop with
             ``move`` and ``memory``; ``react`` is Inspect's ``react()`` with the
             same two tools (``lifelong_with_agent`` takes any Inspect agent).
+        memory: What carries over between episodes: ``notes`` (default) the
+            memory tool's ``/memories``, with a write-back turn after each
+            episode; ``none`` nothing: no memory tool, no word of notes in any
+            prompt, no write-back (the no-memory baseline for any model).
         dataset: Dataset folder made by ``spatialstale datasets generate`` (its
             ``lifelong/`` sub-folder); default the canonical set shipped in the package.
         max_steps: Step budget per episode; default the lifetime's (50 on 8x8).
         epochs: Runs of each lifetime; each starts with its own empty memory.
     """
     reject_unknown(lifelong, unknown)
-    check_args(regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, max_steps, epochs)
+    check_args(
+        regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, max_steps, epochs, memory
+    )
     lives = LifetimeSet.load(dataset, regime)
     first = next(iter(lives.lives.values()))
     if covers_grid(first.height, first.width, view_radius):
@@ -113,6 +124,7 @@ def lifelong(
         "initial_memory": initial_memory,
         "agent": agent,
         "max_steps": max_steps or first.max_steps,
+        "memory": memory,
     }
     settings = LifelongSettings(
         episodes=episodes,
@@ -122,6 +134,7 @@ def lifelong(
         initial_memory=initial_memory,
         max_steps=max_steps,
         agent=agent,
+        memory=memory,
     )
     return family_task(
         "lifelong",

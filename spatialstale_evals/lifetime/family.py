@@ -3,8 +3,8 @@ lifetime once per seed), its cost bounds, what a report record keeps (the
 sample's counts: summed over episodes and per episode index), its own
 report tables and plot (SPL and ``note_balanced`` by episode, the memory
 gain), its rows of the trust-gap view (hazard claims acted on), and its
-scripted agents (``diligent``, ``write_once``,
-``amnesiac``)."""
+scripted agents (``lifetime/scripted.py``: ``diligent``, ``write_once``,
+``amnesiac``, ``credulous``)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,16 @@
 """The memory gain: what the notes are worth to an agent, from two runs of
 the ``lifelong`` task that differ only in ``memory`` (``notes``, the default,
-and ``none``: no memory tool, no mention of notes).
+or any other arm of ``arms.MEMORY_ARMS``, against ``none``: no memory tool,
+no mention of notes).
 
-Per model, configuration (its label without ``memory=...``) and regime, the
-lifetimes both runs played are paired, and for each of SPL, success and
-deaths (per-lifetime means over its episodes, as exact fractions) the gain is
-with minus without, tested with the exact signed-rank test
+Per model, configuration (its label without ``memory=...``), regime and
+memory arm, the lifetimes both runs played are paired, and for each of SPL,
+success and deaths (per-lifetime means over its episodes, as exact
+fractions) the gain is with minus without, tested with the exact signed-rank test
 (``analysis.significance.exact_signed_rank``: the exact null distribution of
 the rank sum, ties included, at any number of lifetimes), Holm's adjustment
-over the three tests of a (model, configuration, regime) cell, as the report
-adjusts navigate's strategy tests within a cell.
+over the tests of a (model, configuration, regime) cell (three per arm), as
+the report adjusts navigate's strategy tests within a cell.
 """
 
 from __future__ import annotations
@@ -18,17 +19,22 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
+from functools import cache
 from typing import Any
 
 import pandas as pd
 
 from spatialstale_evals import paper
 from spatialstale_evals.analysis.significance import exact_signed_rank, holm
+from spatialstale_evals.harness.params import defaults
+from spatialstale_evals.lifetime.arms import MEMORY_ARMS
 from spatialstale_evals.lifetime.measures import spl_fraction
 from spatialstale_evals.world.env import SUCCESS
 
-#: The task argument, and its values compared (with, without).
-MEMORY, WITH, WITHOUT = "memory", "notes", "none"
+#: The task argument, and the arm every other is measured against.
+MEMORY, WITHOUT = "memory", "none"
+if WITHOUT not in MEMORY_ARMS or MEMORY_ARMS[WITHOUT].tool:
+    raise RuntimeError(f"memory={WITHOUT} is no longer the arm without memory (arms.MEMORY_ARMS)")
 #: The gains tested: name -> the count of the lifetime's episodes it averages (SPL: its exact terms).
 GAINS = {"spl": "spl", "success": "success", "deaths": "death"}
 CELL = ("model", "config", "regime")
@@ -50,10 +56,18 @@ def base_config(config: Any) -> str:
     return ", ".join(p for p in str(config or "").split(", ") if p and p.split("=", 1)[0] != MEMORY)
 
 
+@cache
+def default_memory() -> str:
+    """The task's default ``memory`` (read off its signature)."""
+    from spatialstale_evals.lifelong import lifelong  # the task imports the scorer, which imports nothing here
+
+    return str(defaults(lifelong)[MEMORY])
+
+
 def memory_of(record: Mapping[str, Any]) -> str:
-    """The ``memory`` a record's run had (``notes`` for a log that names none)."""
+    """The ``memory`` a record's run (or task arguments) had; the default for a log that names none."""
     value = record.get(MEMORY)
-    return WITH if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+    return default_memory() if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
 
 
 def _value(value: Any) -> Mapping[str, float]:
@@ -84,9 +98,9 @@ def lifetime_rates(frame: pd.DataFrame) -> dict[str, dict[str, Fraction]]:
 
 
 def memory_gain_table(records: pd.DataFrame, alpha: float = paper.ALPHA) -> pd.DataFrame:
-    """One row per (model, configuration, regime, gain) where runs with and
-    without memory share lifetimes: the lifetimes paired, the mean with and
-    without, the gain, the test's statistic, p and Holm-adjusted p."""
+    """One row per (model, configuration, regime, memory arm, gain) where runs
+    with the arm and without memory share lifetimes: the lifetimes paired, the
+    mean with and without, the gain, the test's statistic, p and Holm-adjusted p."""
     if records is None or records.empty or "instance_id" not in records.columns:
         return pd.DataFrame()
     frame = records.assign(
@@ -96,21 +110,21 @@ def memory_gain_table(records: pd.DataFrame, alpha: float = paper.ALPHA) -> pd.D
     keys = [k for k in CELL if k in frame.columns]
     rows: list[dict[str, Any]] = []
     for key, g in frame.groupby(keys, sort=True, dropna=False):
-        with_, without = (lifetime_rates(g[g["memory"] == m]) for m in (WITH, WITHOUT))
-        shared = sorted(set(with_) & set(without))
-        if not shared:
-            continue
+        without = lifetime_rates(g[g["memory"] == WITHOUT])
         cell = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
         family = []
-        for gain in GAINS:
-            t = exact_signed_rank([with_[s][gain] for s in shared], [without[s][gain] for s in shared])
-            family.append(
-                cell | {
-                    "gain": gain, "lifetimes": t.n_pairs, "differing": t.n_nonzero, "with": t.mean_a,
-                    "without": t.mean_b, "memory_gain": t.mean_diff, "statistic": t.statistic,
-                    "method": t.method or t.note, "pvalue": t.pvalue,
-                }  # fmt: skip
-            )
+        for arm in [m for m in MEMORY_ARMS if m != WITHOUT] + sorted(set(g["memory"]) - set(MEMORY_ARMS)):
+            with_ = lifetime_rates(g[g["memory"] == arm])
+            shared = sorted(set(with_) & set(without))
+            for gain in GAINS if shared else ():
+                t = exact_signed_rank([with_[s][gain] for s in shared], [without[s][gain] for s in shared])
+                family.append(
+                    cell | {
+                        "memory": arm, "gain": gain, "lifetimes": t.n_pairs, "differing": t.n_nonzero,
+                        "with": t.mean_a, "without": t.mean_b, "memory_gain": t.mean_diff, "statistic": t.statistic,
+                        "method": t.method or t.note, "pvalue": t.pvalue,
+                    }  # fmt: skip
+                )
         for row, adjusted in zip(family, holm([r["pvalue"] for r in family])):
             row["pvalue_holm"] = adjusted
             row["significant"] = bool(adjusted < alpha) if not math.isnan(adjusted) else False

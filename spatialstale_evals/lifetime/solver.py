@@ -13,7 +13,8 @@ episode (``history``: None keeps all of it, append-only, so each request is
 the previous one plus the new turn; K keeps the last K turns), and dropped
 at its end. The memory store is Inspect's per-sample ``MemoryStore``: it
 persists across the episodes of one sample and never crosses samples or
-epochs.
+epochs. Under ``memory=none`` (``arms.py``) the loop is the same without the
+memory tool, its prompt lines and the write-back turn.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from spatialstale_evals.harness.observe import observation, observation_parts, u
 from spatialstale_evals.harness.parsing import parse_move
 from spatialstale_evals.lifetime import prompts
 from spatialstale_evals.lifetime.agents import AgentFactory, move_tool, react_factory, run_agent
+from spatialstale_evals.lifetime.arms import MEMORY_ARMS, MemoryArm
 from spatialstale_evals.lifetime.episode import LifeEpisode, LifetimeState, MemoryStore
 from spatialstale_evals.lifetime.notes import Notes, parse_notes
 from spatialstale_evals.lifetime.records import episode_record, note_audit
@@ -65,6 +67,12 @@ class LifelongSettings:
     initial_memory: str
     max_steps: int | None
     agent: str = "default"
+    memory: str = "notes"
+
+    @property
+    def arm(self) -> MemoryArm:
+        """What carries over between episodes (``arms.MEMORY_ARMS``)."""
+        return MEMORY_ARMS[self.memory]
 
 
 def paper_memory(instance: Instance) -> str:
@@ -155,13 +163,16 @@ class Conversation:
         ep.observe()
         current: list[ChatMessage] = [self.step_prompt(first)]
         used = 0
+        tools = [MOVE_TOOL, self.memory] if self.settings.arm.tool else [MOVE_TOOL]
         try:
             while True:
-                reply = await self.generate(current, [MOVE_TOOL, self.memory])
+                reply = await self.generate(current, tools)
                 current.append(reply)
                 calls = list(reply.tool_calls or [])
-                mem = [c for c in calls if c.function == "memory"]
-                others = [c for c in calls if c.function != "memory"]
+                # without the memory tool a memory call is a call of an unknown tool (the fallback step)
+                offered = self.settings.arm.tool
+                mem = [c for c in calls if c.function == "memory" and offered]
+                others = [c for c in calls if c.function != "memory" or not offered]
                 answers, used, refused = await self.run_memory(mem, used, prompts.MEMORY_LIMIT)
                 if mem and not others and not refused:
                     current += answers
@@ -233,7 +244,7 @@ async def play_episode(
     last_seen = {(r, c): kind for r, c, kind in state.last_seen}
     transcript().info(note_audit(start_notes, world.grid, ever_seen, k), source=f"notes at the start of episode {k}")
     system = ChatMessageSystem(
-        content=prompts.LIFELONG_SYSTEM.format(episodes=settings.episodes, max_memory_calls=settings.max_memory_calls)
+        content=settings.arm.system.format(episodes=settings.episodes, max_memory_calls=settings.max_memory_calls)
     )
     talk = Conversation(model, memory_tool, settings, episode, system, [])
     try:
@@ -245,12 +256,13 @@ async def play_episode(
         else:  # an Inspect agent plays the episode with the two tools (lifetime/agents.py)
             episode.observe()
             make = factory or react_factory(episode, settings.max_memory_calls)
-            tools = [move_tool(episode), memory_tool]
+            tools = [move_tool(episode), memory_tool] if settings.arm.tool else [move_tool(episode)]
             played = await run_agent(make(tools), episode, [system, talk.step_prompt(True)], settings.max_memory_calls)
             talk.turns.append(played[1:])
             replies = [m for m in played if isinstance(m, ChatMessageAssistant)]
             episode.memory_calls += sum(c.function == "memory" for m in replies for c in m.tool_calls or [])
-        await talk.write_back()
+        if settings.arm.write_back:
+            await talk.write_back()
     finally:
         end_notes = parse_notes(memory_files(), life.height, life.width)
         record = episode_record(episode, world, start_notes, end_notes, ever_seen, last_seen)
