@@ -5,7 +5,7 @@ transcript at its start."""
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Mapping, Set
 from typing import Any
 
 from spatialstale_evals.lifetime.episode import LifeEpisode
@@ -26,13 +26,19 @@ AUDIT_LISTED = 40
 
 
 def episode_record(
-    episode: LifeEpisode, world: EpisodeWorld, start: Notes, end: Notes, ever_seen: Set[Cell]
-) -> dict[str, Any]:
+    episode: LifeEpisode, world: EpisodeWorld, start: Notes, end: Notes, ever_seen: Set[Cell],
+    provenance: Mapping[str, Notes] | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """One episode's record (``LifetimeState.records``): the notes at its
     start scored against the lake it started on and the cells seen in earlier
     episodes, the repairs of those notes by the end of its write-back, and
-    what happened."""
+    what happened. ``provenance`` splits the notes at its start by who wrote
+    them (``seeded``: lines of ``initial_memory=paper``'s seed still in the
+    store; ``written``: everything else), each part scored alike. A death on
+    the harness's fallback step is cause ``fallback`` and acts on no claim."""
     death = episode.death_cell
+    fallback = episode.died_on_fallback
+    by_source = provenance or {"seeded": Notes(), "written": start}
     return {
         "episode": episode.index,
         "outcome": episode.outcome,
@@ -41,9 +47,10 @@ def episode_record(
         "actions": episode.actions,
         "fallbacks": episode.fallbacks,
         "death_cell": list(death) if death else None,
-        "death_cause": death_cause(start, death) if death else None,
-        "hazard_acted_on": hazard_acted_on(start, world.grid, death),
+        "death_cause": death_cause(start, death, fallback) if death else None,
+        "hazard_acted_on": not fallback and hazard_acted_on(start, world.grid, death),
         "notes": note_scores(start, world.grid, ever_seen),
+        "notes_by_provenance": {name: note_scores(part, world.grid, ever_seen) for name, part in by_source.items()},
         "repair": repair_counts(start, episode.sightings, end),
         "notes_after": {"claims": sum(len(v) for v in end.claims.values()), "memory_bytes": end.memory_bytes},
         "changes": len(world.changes),
