@@ -15,6 +15,7 @@ from inspect_ai import Task, task, task_with
 from spatialstale_evals.harness.params import check_choice, check_positive_int, reject_unknown
 from spatialstale_evals.harness.task_body import family_task
 from spatialstale_evals.lifetime.agents import AgentFactory
+from spatialstale_evals.lifetime.agents import until_episode_over as until_episode_over  # the docs' idiom
 from spatialstale_evals.lifetime.arms import MEMORY_ARMS, MemoryName
 from spatialstale_evals.lifetime.samples import LifetimeSet
 from spatialstale_evals.lifetime.scoring import lifelong_scorer
@@ -45,6 +46,8 @@ def check_args(
         check_positive_int("view_radius", view_radius, allow_zero=True)
     if history is not None:
         check_positive_int("history", history, allow_zero=True)
+        if agent != "default":
+            raise ValueError(f"history={history} is kept by the default loop only; agent={agent} keeps it all")
     check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True)
     check_choice("initial_memory", initial_memory, ("empty", "paper"))
     check_choice("agent", agent, ("default", "react"))
@@ -150,6 +153,8 @@ def lifelong_with_agent(agent: AgentFactory, **args: Any) -> Task:
     """The ``lifelong`` task (``args`` are its parameters) with your own
     per-episode agent: ``agent(tools)`` gets the episode's ``move`` and
     ``memory`` tools and returns an Inspect ``Agent`` (docs/lifelong.md)."""
+    if args.get("history") is not None:
+        raise ValueError(f"history={args['history']} is kept by the default loop only; your agent keeps its context")
     base = lifelong(**args)
     meta = base.metadata or {}
     settings = LifelongSettings(**{f.name: meta[f.name] for f in fields(LifelongSettings) if f.name != "agent"})

@@ -32,14 +32,19 @@ AUDIT_LISTED = 40
 
 def episode_record(
     episode: LifeEpisode, world: EpisodeWorld, start: Notes, end: Notes, ever_seen: Set[Cell],
-    last_seen: Mapping[Cell, str] | None = None,
+    provenance: Mapping[str, Notes] | None = None, last_seen: Mapping[Cell, str] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """One episode's record (``LifetimeState.records``): the notes at its
     start scored against the lake it started on and the cells seen in earlier
     episodes (``last_seen``: each with its type at its last sighting; its
     cells are ``ever_seen``), the repairs of those notes by the end of its
-    write-back, and what happened."""
+    write-back, and what happened. ``provenance`` splits the notes at its start by who wrote
+    them (``seeded``: lines of ``initial_memory=paper``'s seed still in the
+    store; ``written``: everything else), each part scored alike. A death on
+    the harness's fallback step is cause ``fallback`` and acts on no claim."""
     death = episode.death_cell
+    fallback = episode.died_on_fallback
+    by_source = provenance or {"seeded": Notes(), "written": start}
     success, steps, shortest = episode.outcome == SUCCESS, episode.env.steps, path_steps(world.grid)
     spl = spl_fraction(success, steps, shortest)
     knowable = knowable_counts(start, world.grid, last_seen or {})
@@ -54,12 +59,13 @@ def episode_record(
         "actions": episode.actions,
         "fallbacks": episode.fallbacks,
         "death_cell": list(death) if death else None,
-        "death_cause": death_cause(start, death) if death else None,
-        "hazard_acted_on": hazard_acted_on(start, world.grid, death),
+        "death_cause": death_cause(start, death, fallback) if death else None,
+        "hazard_acted_on": not fallback and hazard_acted_on(start, world.grid, death),
         "notes": note_scores(start, world.grid, ever_seen),
         "knowable": knowable,
         "note_balanced": _defined(balanced((knowable[f"told_{c}"], knowable[f"knowable_{c}"]) for c in CLASSES)),
         "note_attainable": _defined(balanced((knowable[f"sighted_{c}"], knowable[f"knowable_{c}"]) for c in CLASSES)),
+        "notes_by_provenance": {name: note_scores(part, world.grid, ever_seen) for name, part in by_source.items()},
         "repair": repair_counts(start, episode.sightings, end),
         "notes_after": {"claims": sum(len(v) for v in end.claims.values()), "memory_bytes": end.memory_bytes},
         "changes": len(world.changes),
