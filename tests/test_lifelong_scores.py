@@ -15,66 +15,21 @@ knowable cells by class, a BFS of its own), never from the harness's scores.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from _lifetime_truth import balanced, bfs_steps, classes, knowable_by_episode, spl_and_excess, told_counts
+from _lifetime_writers import writer
 from inspect_ai import eval as inspect_eval
-from inspect_ai.agent import AgentState
 from inspect_ai.log import EvalLog
 
 import spatialstale_evals._registry  # noqa: F401 - registers spatialstale/<agent>
 from spatialstale_evals.lifelong import lifelong, lifelong_with_agent
-from spatialstale_evals.lifetime.scripted import route
 from spatialstale_evals.world import lifetimes
-from spatialstale_evals.world.observation import parse_text_observation
 
-REGIMES, LIFETIMES, EPISODES, RADIUS = ("L1", "L2"), 10, 4, 1
-NOTES = "/memories/lake.md"
+REGIMES, LIFETIMES, EPISODES, RADIUS = ("L1", "L2"), 10, 3, 1
 WRITERS = ("constant_safe", "constant_hole", "view_only", "nothing")
 SCRIPTED = ("diligent", "write_once")
-
-
-def _view(text: str) -> tuple[dict[tuple[int, int], str], tuple[int, int], tuple[int, int], tuple[int, int]] | None:
-    try:
-        grid, agent, goal = parse_text_observation(text)
-    except ValueError:
-        return None
-    cells = {(r, c): k for r, row in enumerate(grid) for c, k in enumerate(row) if k != "?"}
-    return cells, (len(grid), len(grid[0])), agent, goal
-
-
-def _notes(kind: str, last_view: dict[tuple[int, int], str], shape: tuple[int, int]) -> str:
-    every = [(r, c) for r in range(shape[0]) for c in range(shape[1])]
-    if kind == "constant_safe":
-        return "".join(f"SAFE at ({r},{c})\n" for r, c in every)
-    if kind == "constant_hole":
-        return "".join(f"HOLE at ({r},{c})\n" for r, c in every)
-    return "".join(f"{'HOLE' if k == 'H' else 'SAFE'} at ({r},{c})\n" for (r, c), k in sorted(last_view.items()))
-
-
-def writer(kind: str) -> Callable[[list[Any]], Any]:
-    """An agent that walks the cheapest route on what it saw this episode and,
-    when the episode is over, leaves the notes of its ``kind``."""
-
-    def factory(tools: list[Any]) -> Any:
-        move, memory = tools
-
-        async def agent(state: AgentState) -> AgentState:
-            found = _view(state.messages[-1].text)
-            seen: dict[tuple[int, int], str] = {}
-            while found is not None:
-                view, shape, at, goal = found
-                seen |= view
-                found = _view(str(await move(direction=route(seen, seen, shape, at, goal))))
-            if kind != "nothing":
-                await memory(command="create", path=NOTES, file_text=_notes(kind, view, shape))
-            return state
-
-        return agent
-
-    return factory
 
 
 @pytest.fixture(scope="module")
