@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -104,5 +105,64 @@ def test_lifetime_tables_pool_by_group_and_leave_empty_ratios_nan():
     assert summary["repair_rate"] == 0.5 and summary["hazard_claims"] == 0.25 and summary["lifetimes"] == 2
     assert math.isnan(tables["summary"].loc[("m", "L0"), "repair_rate"])
     assert tables["deaths_by_cause"].loc[("m", "L1")].to_dict() == {
-        "safe_note": 1.0, "no_note": 0.0, "hole_note": 0.0, "conflicting_note": 0.0,
+        "safe_note": 1.0, "no_note": 0.0, "hole_note": 0.0, "conflicting_note": 0.0, "fallback": 0.0,
     }  # fmt: skip
+
+
+def _brute_force_p(d: list[float]) -> float:
+    """Two-sided signed-rank p by enumerating every sign assignment (ties at mid-ranks), written here."""
+    import itertools
+
+    nonzero = [x for x in d if x != 0]
+    sizes = sorted(abs(x) for x in nonzero)
+    rank = {v: sum(i + 1 for i, s in enumerate(sizes) if s == v) / sizes.count(v) for v in set(sizes)}
+    ranks = [rank[abs(x)] for x in nonzero]
+    total = sum(ranks)
+    observed = abs(sum(r for r, x in zip(ranks, nonzero) if x > 0) - total / 2)
+    hits = sum(
+        abs(sum(r for r, s in zip(ranks, signs) if s) - total / 2) >= observed - 1e-9
+        for signs in itertools.product((0, 1), repeat=len(ranks))
+    )
+    return hits / 2 ** len(ranks)
+
+
+def test_the_memory_gain_pairs_lifetimes_and_tests_them_exactly():
+    """Runs with and without memory on the same lifetimes: per lifetime the
+    mean SPL, success and deaths over its episodes, the gain with minus
+    without, the exact signed-rank p (every sign assignment enumerated here)
+    and Holm's adjustment over the three tests of the cell."""
+    import pandas as pd
+
+    from spatialstale_evals.lifetime.tables import lifetime_tables
+
+    outcomes_with = ["success", "success", "death", "success", "success", "success", "success"]
+    outcomes_without = ["success", "death", "death", "timeout", "death", "success", "death"]
+    steps_with, steps_without = [14, 16, 5, 18, 14, 20, 15], [20, 6, 7, 50, 3, 14, 9]
+    rows, expected = [], {"spl": ([], []), "success": ([], []), "deaths": ([], [])}
+    for i, (ow, on, sw, sn) in enumerate(zip(outcomes_with, outcomes_without, steps_with, steps_without)):
+        for memory, outcome, steps, side in (("notes", ow, sw, 0), ("none", on, sn, 1)):
+            recs = [record(1, "success", steps=14), record(2, outcome, steps=steps)]
+            terms = ["1", str(Fraction(14, max(14, steps))) if outcome == "success" else "0"]
+            config = "" if memory == "notes" else "memory=none"
+            rows.append({"model": "m", "config": config, "memory": memory, "regime": "L1", "instance_id": f"L1-{i:03d}",
+                         "value": score_value(recs, 2), "spl_terms": terms})  # fmt: skip
+            expected["spl"][side].append(sum(Fraction(t) for t in terms) / 2)
+            expected["success"][side].append(Fraction(1 + (outcome == "success"), 2))
+            expected["deaths"][side].append(Fraction(outcome == "death", 2))
+    gain = lifetime_tables(pd.DataFrame(rows))["memory_gain"].set_index("gain")
+    assert set(gain["lifetimes"]) == {7} and set(gain["memory"]) == {"notes"} and set(gain["config"]) == {""}
+    pvalues = {}
+    for name, (with_, without) in expected.items():
+        d = [float(a - b) for a, b in zip(with_, without)]
+        assert gain.loc[name, "memory_gain"] == pytest.approx(sum(d) / len(d))
+        assert gain.loc[name, "with"] == pytest.approx(float(sum(with_) / len(with_)))
+        assert gain.loc[name, "method"] == "exact"
+        pvalues[name] = _brute_force_p(d)
+        assert gain.loc[name, "pvalue"] == pytest.approx(pvalues[name])
+    ordered = sorted(pvalues, key=pvalues.get)
+    holm, running = {}, 0.0
+    for i, name in enumerate(ordered):
+        running = max(running, min(1.0, (3 - i) * pvalues[name]))
+        holm[name] = running
+    assert all(gain.loc[name, "pvalue_holm"] == pytest.approx(holm[name]) for name in holm)
+    assert gain.loc["deaths", "memory_gain"] < 0 < gain.loc["spl", "memory_gain"]
