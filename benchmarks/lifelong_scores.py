@@ -179,7 +179,7 @@ def main() -> int:
         n = args.lifetimes
         logs = {}
         for regime in args.gain_regimes.split(","):
-            for memory in ("notes", "none"):
+            for memory in ("none", "notes"):  # the runs without memory first: the agents part may have made the others
                 task_args = {"regime": regime} | ({"memory": memory} if memory != "notes" else {})
                 logs[(f"diligent memory={memory}", regime)] = run(log_dir, "diligent", task_args, n)
         frame = records(logs).assign(model="spatialstale/diligent", config="")
