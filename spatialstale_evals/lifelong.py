@@ -93,7 +93,8 @@ def lifelong(
             whole lake (then notes are of no use: the lower-bound setting).
         history: Earlier turns of the episode kept in each request: None (the
             default) keeps the whole episode, append-only; K keeps the last K
-            turns. Nothing is kept from one episode to the next.
+            turns (default loop only: refused with ``agent=react``). Nothing is
+            kept from one episode to the next.
         max_memory_calls: Memory tool calls allowed per step, and in the
             write-back turn after each episode (default 5); they take no step.
         initial_memory: ``empty`` (default) or ``paper``: the instance's memory
@@ -101,7 +102,7 @@ def lifelong(
             paper's entry format (already stale by the regime).
         agent: The per-episode agent: ``default`` plays the navigate loop with
             ``move`` and ``memory``; ``react`` is Inspect's ``react()`` with the
-            same two tools (``lifelong_with_agent`` takes any Inspect agent).
+            same tools (``lifelong_with_agent`` takes any Inspect agent).
         memory: What carries over between episodes: ``notes`` (default) the
             memory tool's ``/memories``, with a write-back turn after each
             episode; ``none`` nothing: no memory tool, no word of notes in any
@@ -150,9 +151,12 @@ def lifelong(
 
 
 def lifelong_with_agent(agent: AgentFactory, **args: Any) -> Task:
-    """The ``lifelong`` task (``args`` are its parameters) with your own
-    per-episode agent: ``agent(tools)`` gets the episode's ``move`` and
-    ``memory`` tools and returns an Inspect ``Agent`` (docs/lifelong.md)."""
+    """The ``lifelong`` task (``args`` are its parameters but ``history``, which
+    only the default loop keeps) with your own per-episode agent:
+    ``agent(tools)`` gets the episode's ``move`` tool (and ``memory`` under
+    ``memory=notes``) and returns an Inspect ``Agent``; ``until_episode_over``
+    is the ``on_continue`` that stops a ``react()`` at the episode's end
+    (docs/lifelong.md)."""
     if args.get("history") is not None:
         raise ValueError(f"history={args['history']} is kept by the default loop only; your agent keeps its context")
     base = lifelong(**args)

@@ -79,10 +79,8 @@ def _memory_caller() -> Any:
     while True:
         n += 1
         if n % 2:
-            out = ModelOutput.for_tool_call(
-                "mockllm/model", "memory", {"command": "create", "path": "/memories/x.md", "file_text": "SAFE at (0,1)"},
-                tool_call_id=f"m{n}",
-            )  # fmt: skip
+            create = {"command": "create", "path": "/memories/x.md", "file_text": "SAFE at (0,1)"}
+            out = ModelOutput.for_tool_call("mockllm/model", "memory", create, tool_call_id=f"m{n}")
         else:
             out = ModelOutput.for_tool_call("mockllm/model", "move", {"direction": "RIGHT"}, tool_call_id=f"v{n}")
         out.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)

@@ -18,8 +18,8 @@ Inspect's ``memory``. It is made per episode by an ``AgentFactory``:
   (no call is made), and a ``move`` after the end ends it too;
   ``until_episode_over`` is the ``on_continue`` that stops ``react()``
   itself first;
-- each run is also held to a generous message limit, so an agent that never
-  moves still ends.
+- each run is also held to a generous turn limit, so an agent that never
+  moves still ends; the sample's message limit still applies inside it.
 
 Under ``react`` the memory cap counts turns: more than ``max_memory_calls``
 turns in a row without a move also get the fallback step.
@@ -34,7 +34,7 @@ from typing import Literal
 from inspect_ai.agent import Agent, AgentState, react
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser
 from inspect_ai.tool import Tool, tool
-from inspect_ai.util import LimitExceededError, apply_limits, message_limit, span
+from inspect_ai.util import LimitExceededError, apply_limits, message_limit, sample_limits, span, turn_limit
 
 from spatialstale_evals.harness import prompts as shared
 from spatialstale_evals.harness.observe import observation_parts
@@ -164,24 +164,29 @@ async def run_agent(
     """Play the episode with ``agent`` from ``messages`` (system, first
     prompt); the conversation it leaves. Each return before the episode is
     over costs a fallback step, so this ends within the step budget. Each run
-    is held to a message limit: a generous bound on what the steps left need
-    (so an agent that keeps calling tools without moving still stops), and 0
-    once the episode is over (so the agent makes no model call after the
-    end). The agent's state is ours: what it returns replaces it only if it
-    is an ``AgentState``."""
+    is held to a turn limit, a generous bound on what the steps left need (so
+    an agent that keeps calling the model without moving still stops), and to
+    a message limit: the sample's own (``--message-limit``: the episode ends
+    with outcome ``limit``) until the episode is over, then its conversation's
+    length (so the agent makes no model call after the end). The agent's
+    state is ours: what it returns replaces it only if it is an ``AgentState``."""
     state = AgentState(messages=list(messages))
     token = _PLAYING.set(episode)
     try:
         while not episode.over:
-            bound = len(state.messages) + 4 * (max_memory_calls + 2) * max(1, episode.steps_left) + 10
-            episode.stop, episode.run_state = message_limit(bound), state
+            # Inspect checks only the innermost message limit, so the stop limit carries the sample's own
+            cap = sample_limits().message.limit
+            episode.stop, episode.run_state = message_limit(None if cap is None else int(cap)), state
+            turns = turn_limit(2 * (max_memory_calls + 2) * max(1, episode.steps_left) + 10)
             returned: object = None
-            with apply_limits([episode.stop], catch_errors=True):
+            with apply_limits([episode.stop, turns], catch_errors=True) as scope:
                 async with span(name=f"episode {episode.index}", type="agent"):
                     returned = await agent(state)
             state = returned if isinstance(returned, AgentState) else state
             if episode.over:
                 break
+            if scope.limit_error is not None and scope.limit_error.source is episode.stop:
+                raise scope.limit_error  # the sample's message limit, reached inside the run: outcome ``limit``
             state.messages.append(ChatMessageUser(content=fall_back(episode, state, "the agent stopped")))
     finally:
         episode.stop = episode.run_state = None
