@@ -166,15 +166,14 @@ def main() -> int:
         logs |= {(a, r): run(log_dir, a, {"regime": r}, n) for a in REFERENCES for r in REGIMES}
         print(f"\nTrivial writers through lifelong_with_agent, {n} lifetimes x 5 episodes\n")
         print(plain_markdown(writers_table(records(logs))))
-    if "agents" in parts or "gain" in parts:
+    if "agents" in parts:
         n = args.lifetimes
         logs = {(a, r): run(log_dir, a, {"regime": r}, n) for a in args.agents.split(",") for r in REGIMES}
         frame = records(logs)
-        if "agents" in parts:
-            print(f"\nScripted agents, {n} lifetimes x 5 episodes, the task's defaults\n")
-            print(plain_markdown(agents_table(frame)))
-            print("\nPer-lifetime difference diligent - write_once (95 % BCa bootstrap interval, 10,000 resamples)\n")
-            print(plain_markdown(difference_table(frame)))
+        print(f"\nScripted agents, {n} lifetimes x 5 episodes, the task's defaults\n")
+        print(plain_markdown(agents_table(frame)))
+        print("\nPer-lifetime difference diligent - write_once (95 % BCa bootstrap interval, 10,000 resamples)\n")
+        print(plain_markdown(difference_table(frame)))
     if "gain" in parts:
         n = args.lifetimes
         logs = {}
