@@ -11,19 +11,17 @@ from typing import Any
 
 from inspect_ai import Task, task
 
+from spatialstale_evals.detection.explain import sample_text
+from spatialstale_evals.detection.metrics import DETECTION_METRICS, EDIT_METRICS
 from spatialstale_evals.detection.windows import DetectionSettings, audit_windows, detection_scorer
 from spatialstale_evals.harness.audit import FORMATS, AuditOutput, check_output
 from spatialstale_evals.harness.memory_text import FACTORS, MemoryStyle, check_memory
-from spatialstale_evals.harness.metrics import DETECTION_METRICS, EDIT_METRICS
 from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
 from spatialstale_evals.harness.params import check_choice, check_positive_int
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
-from spatialstale_evals.metadata import task_version
 from spatialstale_evals.world.dataset import Size
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
-
-TASK_VERSION = task_version()
 
 
 @task
@@ -95,5 +93,6 @@ def detect(
         DetectionSettings,
         audit_windows,
         detection_scorer(),
+        sample_text=sample_text,
         metrics=[*DETECTION_METRICS, *EDIT_METRICS] if FORMATS[output].edits else None,
     )

@@ -23,22 +23,20 @@ from spatialstale_evals.harness.memory_text import (
 )
 from spatialstale_evals.harness.memory_tool import MEMORY_ACCESS, MemoryAccess
 from spatialstale_evals.harness.memory_view import FILTER_MODES, NEEDS_CORRECTIONS, FilterMode
-from spatialstale_evals.harness.metrics import NAVIGATION_METRICS
 from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
 from spatialstale_evals.harness.params import NotApplicable, changed, check_choice, check_positive_int, defaults
 from spatialstale_evals.harness.run_epochs import RunEpochsTask
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
-from spatialstale_evals.metadata import task_version
+from spatialstale_evals.navigation.explain import sample_text
 from spatialstale_evals.navigation.loop import NavigationSettings, navigation_loop, navigation_scorer
 from spatialstale_evals.navigation.memory_access import DEFAULT_MAX_MEMORY_CALLS, TOOL_METRICS
+from spatialstale_evals.navigation.metrics import NAVIGATION_METRICS
 from spatialstale_evals.navigation.strategies import STRATEGIES, StrategyName
 from spatialstale_evals.world.dataset import Size
 from spatialstale_evals.world.observation import covers_grid
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
 from spatialstale_evals.world.validate import MAX_STEPS
-
-TASK_VERSION = task_version()
 
 
 def check_args(
@@ -70,13 +68,11 @@ def check_args(
     policy = STRATEGIES[strategy]
     if filter_mode != "delete" and not policy.removes_entries:
         raise NotApplicable(f"filter_mode={filter_mode!r} needs a strategy that judges entries; {strategy} judges none")
-    if audit_format and policy.audit_batch_size(1, batch_size) is None:
+    if audit_format and not policy.calls_model:
         named = ", ".join(f"{k}={v!r}" for k, v in audit_format.items())
         raise NotApplicable(f"{named}: the format of the auditor's verdicts; {strategy} asks no auditor")
-    if batch_size != defaults(navigate)["batch_size"] and policy.audit_batch_size(1000, 1) == policy.audit_batch_size(
-        1000, 2
-    ):
-        how = "asks no auditor" if policy.audit_batch_size(1, 1) is None else "audits every entry in one call"
+    if batch_size != defaults(navigate)["batch_size"] and not policy.batch_size_matters:
+        how = "audits every entry in one call" if policy.calls_model else "asks no auditor"
         raise NotApplicable(f"batch_size={batch_size}: the entries per audit call; {strategy} {how}")
     output = audit_format.get("output", defaults(navigate)["output"])
     if filter_mode in NEEDS_CORRECTIONS and not policy.corrects(output):
@@ -205,7 +201,7 @@ def navigate(
     check_memory(memory_style, distractors)
     check_framing(memory_framing, memory_position)
     body.check_options(size, structured_output)
-    if structured_output and STRATEGIES[strategy].audit_batch_size(1, batch_size) is None:
+    if structured_output and not STRATEGIES[strategy].calls_model:
         raise NotApplicable(
             f"structured_output constrains the auditor's JSON verdicts; {strategy} asks no auditor "
             "(the navigator's moves are tool calls)"
@@ -238,6 +234,7 @@ def navigate(
         navigation_scorer(),
         settings_args=access,
         task_class=RunEpochsTask,
+        sample_text=sample_text,
         epochs=epochs,
         **({"metrics": [*NAVIGATION_METRICS, *TOOL_METRICS]} if tool else {}),
     )

@@ -11,7 +11,6 @@ from typing import Any
 
 from inspect_ai import Task, task
 
-from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
 from spatialstale_evals.harness.params import (
     CONVERSATIONS,
@@ -22,15 +21,14 @@ from spatialstale_evals.harness.params import (
     check_positive_int,
 )
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
-from spatialstale_evals.metadata import task_version
+from spatialstale_evals.probing import prompts as probe_prompts
+from spatialstale_evals.probing.explain import sample_text
 from spatialstale_evals.probing.probes import PROBES, ProbeSettings, check_dimensions, probe_targets
 from spatialstale_evals.probing.scoring import probe_scorer
 from spatialstale_evals.world.dataset import Size
 from spatialstale_evals.world.grid import MAX_SIDE
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
-
-TASK_VERSION = task_version()
 
 
 @task
@@ -109,5 +107,6 @@ def probe(
         probe_scorer(),
         settings_args={"dimensions": asked},
         shown={"dimensions": ",".join(asked)},  # the input names them comma-separated, last
-        metadata={"probe_prompt_version": prompts.PROBE_PROMPT_VERSION},
+        metadata={"probe_prompt_version": probe_prompts.PROBE_PROMPT_VERSION},
+        sample_text=sample_text,
     )

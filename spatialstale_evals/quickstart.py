@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from spatialstale_evals import local_model
-from spatialstale_evals.harness.counts import DetectionCounts, NavigationCounts
+from spatialstale_evals.detection.counts import DetectionCounts
 from spatialstale_evals.harness.score_counts import counts_of
+from spatialstale_evals.navigation.counts import NavigationCounts
 from spatialstale_evals.quickstart_cost import QUICK_FACTORS, QUICK_TOKENS, QuickTask, quickstart_tasks
 
 __all__ = ["QUICK_FACTORS", "QUICK_TOKENS", "QuickTask", "hosted_eval_args", "main", "quickstart_tasks", "run_evals"]

@@ -22,7 +22,6 @@ from typing import Any, Literal, get_args
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
-from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.memory_tool import MEMORY_ACCESS, MemoryAccess
 from spatialstale_evals.harness.params import (
     CONVERSATIONS,
@@ -35,7 +34,7 @@ from spatialstale_evals.harness.params import (
     reject_unknown,
 )
 from spatialstale_evals.harness.task_body import family_task
-from spatialstale_evals.metadata import task_version
+from spatialstale_evals.stale_corpus import prompts
 from spatialstale_evals.stale_corpus.asking import StaleSettings, stale_probes
 from spatialstale_evals.stale_corpus.corpus import (
     HUB_REVISION,
@@ -55,7 +54,6 @@ from spatialstale_evals.stale_corpus.memory_access import (
 )
 from spatialstale_evals.stale_corpus.scoring import stale_judge, stale_metrics
 
-TASK_VERSION = task_version()
 logger = logging.getLogger(__name__)
 Source = Literal["local", "hub"]
 SOURCES: tuple[Source, ...] = get_args(Source)

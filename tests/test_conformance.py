@@ -11,15 +11,14 @@ the shape inspect_evals uses, and in step with the code.
 
 - Every ``-T`` argument in a command of the README or of ``docs/`` is a
   parameter of the task it runs.
-- ``eval.yaml`` has the fields inspect_evals requires, its version is both
-  tasks' ``TASK_VERSION``, and each task's ``dataset_samples`` is what the
+- ``eval.yaml`` has the fields inspect_evals requires, its version is every
+  task's ``Task.version`` as built, and each task's ``dataset_samples`` is what the
   registered task runs with its defaults.
-- ``CHANGELOG.md`` has an entry for the current ``TASK_VERSION``.
+- ``CHANGELOG.md`` has an entry for the current task version.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import re
@@ -55,13 +54,14 @@ EVAL_YAML = ROOT / "spatialstale_evals" / "eval.yaml"
 CHANGELOG = ROOT / "CHANGELOG.md"
 DOCS = ROOT / "docs"
 
-#: Each task module's TASK_VERSION, by task (the package's list of tasks).
-TASK_VERSIONS = {
-    name: importlib.import_module(f"spatialstale_evals.{name}").TASK_VERSION for name in spatialstale_evals.TASKS
-}
 #: Tasks whose data is not in the package, with the arguments that run them on a
 #: fixture of ours (the Usage block's), and the samples their published data has (eval.yaml counts those).
 EXTERNAL_DATA = {"stale": ({"path": str(ROOT / RUN_ARGUMENTS["stale"][0]["path"])}, HUB_RECORDS)}
+#: The version each task carries as built (``Task.version``), by task (the package's list of tasks).
+TASK_VERSIONS = {
+    name: spatialstale_evals.task_functions()[name](**EXTERNAL_DATA.get(name, ({}, None))[0]).version
+    for name in spatialstale_evals.TASKS
+}
 
 BEGIN, END = markers("Parameters")
 REGENERATE = "run `python tests/test_conformance.py` to rewrite the README's generated blocks from the code"

@@ -21,8 +21,11 @@ from spatialstale_evals.navigate import navigate
 
 #: Metrics of the reference that are gone: the duplicate of thaw_recall.
 REMOVED_METRICS = {"flag_rate_stale_thaw"}
-#: Metrics the reference lacks (0 without distractor notes).
-ADDED_METRICS = {"distractor_flag_rate"}
+#: Metrics the reference lacks whose value at the fingerprinted settings is
+#: known: undefined (NaN), as the runs have no distractor notes. Any other
+#: metric the reference lacks may take any value: the reference's metrics are
+#: what is pinned, so adding a metric asks for no edit here.
+UNDEFINED_WITHOUT_NOTES = {"distractor_flag_rate"}
 #: The entries of S (0,0) and G (7,7) on 8x8: SAFE, never stale, so not in the
 #: valid-SAFE control (specification.md#memory: ids are r*W + c, zero-padded to 3 digits).
 START_GOAL_IDS = {"mem_000", f"mem_{7 * 8 + 7:03d}"}
@@ -132,13 +135,12 @@ def test_task_metrics_are_unchanged_but_for_the_named_ones(before_and_after: tup
     for name, run in before.items():
         old, new = run["metrics"], after[name]["metrics"]
         assert set(old) - set(new) == (REMOVED_METRICS & set(old))
-        assert set(new) - set(old) <= ADDED_METRICS
         # without notes the distractor flag rate is undefined: NaN (an undefined ratio is never logged as 0.0)
-        assert all(math.isnan(new[m]) for m in ADDED_METRICS & set(new)), name
+        assert all(math.isnan(new[m]) for m in UNDEFINED_WITHOUT_NOTES & set(new)), name
         if "flag_rate_stale_thaw" in old:
             assert old["flag_rate_stale_thaw"] == old["thaw_recall"], "the dropped metric was a duplicate"
         for metric, value in new.items():
-            if metric in ADDED_METRICS:
+            if metric not in old:  # not the reference's: nothing to pin it to
                 continue
             if metric == "flag_rate_valid_safe":
                 values = [s["value"] for s in after[name]["samples"].values()]

@@ -17,10 +17,11 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 
 from spatialstale_evals.detect import detect
+from spatialstale_evals.detection.counts import DetectionCounts
+from spatialstale_evals.detection.metrics import edit_accuracy_of, edit_precision_of
 from spatialstale_evals.harness.audit import AuditResult
-from spatialstale_evals.harness.counts import DetectionCounts, confusion, edit_counts
+from spatialstale_evals.harness.counts import confusion, edit_counts
 from spatialstale_evals.harness.memory_view import build_view
-from spatialstale_evals.harness.metrics import edit_accuracy_of, edit_precision_of
 from spatialstale_evals.harness.params import NotApplicable
 from spatialstale_evals.harness.parsing import parse_audit_reply, read_claim
 from spatialstale_evals.navigate import navigate

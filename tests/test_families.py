@@ -1,10 +1,13 @@
 """A task family registered from outside the package (here) is read by the
 periphery without an edit to it: the matrix plans and runs it with its own
 cost, the ``matrix`` command offers it, and the report shows a section for it
-whose numbers are recomputed here from the dataset."""
+whose numbers are recomputed here from the dataset. A metric registered here
+(``toy_odd_share``) is logged by the run, and the family's own report table
+(``TaskFamily.tables``) reaches the report, with no package edit either."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +15,8 @@ from typing import Any
 import pytest
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.log import read_eval_log
+from inspect_ai.scorer import Metric, SampleScore, Score, Target, mean, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from spatialstale_evals.analysis.report import build_report
@@ -33,7 +37,17 @@ def count_holes() -> Solver:
     return solve
 
 
-@scorer(metrics=[mean()])
+@metric
+def toy_odd_share() -> Metric:
+    """A metric of this module's own: the share of samples with an odd number of holes."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        return sum(1 - s.score.value["even"] for s in scores) / len(scores)  # type: ignore[index]
+
+    return compute
+
+
+@scorer(metrics=[mean(), toy_odd_share()])
 def toy_holes_scorer():  # noqa: ANN201 - Inspect's scorer factory protocol
     async def score(state: TaskState, target: Target) -> Score:
         holes = int(state.metadata["holes"])
@@ -114,6 +128,30 @@ def test_a_registered_family_runs_in_the_matrix_and_has_a_report_section(
     text = report.markdown.read_text(encoding="utf-8")
     assert f"## Task `{NAME}`" in text and "4 toy_holes sample(s)" in text
     assert len(report.logset.records[NAME]) == 4
+
+
+def toy_tables(records: Any) -> dict[str, tuple[str, Any]]:
+    """The toy family's own report table: odd-hole samples per regime, from its records."""
+    table = records.assign(odd=1 - records["even"]).groupby("regime", as_index=False)["odd"].sum()
+    return {"parity": ("Toy: samples with an odd number of holes", table)}
+
+
+def test_a_registered_metric_and_table_reach_the_log_the_plan_and_the_report(
+    toy_family: TaskFamily, tmp_path: Path
+) -> None:
+    register_family(dataclasses.replace(toy_family, tables=toy_tables))
+    spec = MatrixSpec(models=["mockllm/model"], regimes=["L1"], families=[NAME], seeds=5)
+    assert f"| {NAME} L1 | 5 |" in format_plan(spec, plan(spec))  # the dry run plans it
+    done, _ = run_matrix(spec, tmp_path / "logs", display="none")
+    assert done
+    holes = [sum(row.count(HOLE) for row in inst.final_grid()) for inst in dataset.load(None, "L1")[:5]]
+    odd = sum(h % 2 for h in holes)
+    (log,) = [read_eval_log(p) for p in (tmp_path / "logs").rglob("*.eval")]
+    assert log.results.scores[0].metrics["toy_odd_share"].value == pytest.approx(odd / 5)
+    report = build_report(tmp_path / "logs", tmp_path / "report")
+    table = report.tables[f"{NAME}:parity"]
+    assert table[["regime", "odd"]].values.tolist() == [["L1", odd]]
+    assert "Toy: samples with an odd number of holes" in report.markdown.read_text(encoding="utf-8")
 
 
 def test_unregistering_leaves_the_suite_as_it_was() -> None:

@@ -161,3 +161,32 @@ def test_world_imports_nothing_of_inspect_or_the_layers_above() -> None:
     code = "import sys, spatialstale_evals.world as w; print(any(m.startswith('inspect_ai') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+#: Run in a fresh interpreter: build one task, print the suite's modules then loaded.
+BUILD_ONE = r"""
+import importlib, json, sys
+name, args = sys.argv[1], json.loads(sys.argv[2])
+getattr(importlib.import_module(f"spatialstale_evals.{name}"), name)(**args)
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("spatialstale_evals."))))
+"""
+
+
+@pytest.mark.parametrize("task", list(spatialstale_evals.FAMILY_PACKAGES))
+def test_building_a_task_loads_no_module_of_another_family(task: str) -> None:
+    """What the import graph cannot see (a registry lookup, an ``importlib`` call):
+    building the task in a fresh interpreter loads its own family's modules and
+    the shared layers only."""
+    import json
+
+    args = {"path": str(Path(__file__).parent / "fixtures" / "stale_mini.json")} if task == "stale" else {}
+    out = subprocess.run(
+        [sys.executable, "-c", BUILD_ONE, task, json.dumps(args)], capture_output=True, text=True, check=True
+    ).stdout
+    loaded = json.loads(out.strip().splitlines()[-1])
+    others = {t: p for t, p in family_packages().items() if t != task}
+    wrong = sorted(
+        m for m in loaded if any(m == f"{PKG}.{t}" or in_package(m, p) for t, p in others.items())
+    )
+    assert f"{PKG}.{task}" in loaded and any(in_package(m, family_packages()[task]) for m in loaded)
+    assert not wrong, f"building {task} loaded {wrong}"

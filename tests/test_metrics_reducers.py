@@ -1,4 +1,5 @@
-"""Every @metric in ``harness/metrics.py`` run through Inspect's real epoch reducer.
+"""Every @metric of detect and navigate (``detection/metrics.py``,
+``navigation/metrics.py``) run through Inspect's real epoch reducer.
 
 A metric receives the score the epoch reducer leaves, not the one the scorer
 returned: under the default ``mean`` an instance whose episodes went success,
@@ -36,13 +37,14 @@ from inspect_ai.scorer import Score, Target
 from inspect_ai.solver import TaskState
 from pytest_inspect_evals.metrics import AGREEING_REDUCERS, assert_agreeing_epochs_change_nothing, run_metrics
 
+from spatialstale_evals.detection import metrics as detection_metrics
+from spatialstale_evals.detection.metrics import EDIT_METRICS
 from spatialstale_evals.detection.windows import DETECTION_METRICS, detection_scorer
-from spatialstale_evals.harness import metrics
-from spatialstale_evals.harness.metrics import EDIT_METRICS
 from spatialstale_evals.harness.score_counts import counts_mean
+from spatialstale_evals.navigation import metrics as navigation_metrics
 from spatialstale_evals.navigation.loop import NAVIGATION_METRICS, navigation_scorer
 
-METRICS_FILE = Path(metrics.__file__)
+METRICS_FILES = (Path(detection_metrics.__file__), Path(navigation_metrics.__file__))
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -237,9 +239,10 @@ NAVIGATION_EXPECTED = {
 
 
 def test_every_metric_in_metrics_py_is_checked_here():
-    tree = ast.parse(METRICS_FILE.read_text(encoding="utf-8"))
+    trees = [ast.parse(path.read_text(encoding="utf-8")) for path in METRICS_FILES]
     declared = {
         node.name
+        for tree in trees
         for node in ast.walk(tree)
         if isinstance(node, ast.FunctionDef)
         and any(

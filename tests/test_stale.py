@@ -598,7 +598,7 @@ def grader_calls(log: EvalLog) -> list[str]:
 
 
 def test_the_rubric_example_in_the_test_is_the_prompts() -> None:
-    from spatialstale_evals.harness import prompts
+    from spatialstale_evals.stale_corpus import prompts
 
     assert prompts.STALE_JUDGE_SYSTEM.rstrip().endswith(ScriptedGrader.EXAMPLE)
 

@@ -146,8 +146,8 @@ def test_structured_output_must_be_a_bool(task: Any) -> None:
 
 def test_every_schema_field_is_one_the_prompt_asks_for() -> None:
     """The schemas cannot drift from the prompts: each property is named in its request's text."""
-    from spatialstale_evals.harness import prompts
     from spatialstale_evals.harness.audit import REQUESTS, SCHEMAS
+    from spatialstale_evals.probing import prompts
     from spatialstale_evals.probing.probes import PROBES
 
     for output, schema in SCHEMAS.items():

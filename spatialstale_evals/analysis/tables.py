@@ -6,7 +6,7 @@ Conventions (also stated in the report):
 
 - *Pooled* precision/recall/F1 sum the entry counts over every window, sample
   and epoch of a cell (micro average) with the very functions the task metrics
-  use (``harness/metrics.py``, over the records of ``harness/counts.py``). A
+  use (``detection/metrics.py``, ``navigation/metrics.py``, over their count records). A
   ratio with a zero denominator is NaN (shown as "-"), where the task metrics
   show 0.
 - *Mean +- sd over seeds*: each seed's value is first averaged over its epochs,
@@ -31,11 +31,14 @@ from typing import Any
 import pandas as pd
 
 from spatialstale_evals import paper
-from spatialstale_evals.harness import counts, metrics
-from spatialstale_evals.harness.counts import DetectionCounts, NavigationCounts
+from spatialstale_evals.detection import metrics as dm
+from spatialstale_evals.detection.counts import DetectionCounts
+from spatialstale_evals.harness import counts
 from spatialstale_evals.harness.observe import OBSERVATIONS
 from spatialstale_evals.harness.params import choices
 from spatialstale_evals.navigation import episode
+from spatialstale_evals.navigation import metrics as nm
+from spatialstale_evals.navigation.counts import NavigationCounts
 from spatialstale_evals.navigation.strategies import STRATEGIES
 from spatialstale_evals.world.regimes import REGIMES
 
@@ -50,7 +53,7 @@ ORDER: dict[str, Iterable[str]] = {
 
 
 def nan(value: float | None) -> float:
-    """A ratio of ``harness/metrics.py`` as the report shows it: None -> NaN."""
+    """A ratio of a family's metrics as the report shows it: None -> NaN."""
     return math.nan if value is None else float(value)
 
 
@@ -161,7 +164,7 @@ def detection_table(det: pd.DataFrame) -> pd.DataFrame:
         per_sample = [DetectionCounts.total([r]) for r in _records(g)]
         per_seed = (
             g.assign(
-                p=[nan(metrics.precision_of(s)) for s in per_sample], r=[nan(metrics.recall_of(s)) for s in per_sample]
+                p=[nan(dm.precision_of(s)) for s in per_sample], r=[nan(dm.recall_of(s)) for s in per_sample]
             )
             .groupby("instance_id")[["p", "r", "f1"]]
             .mean()
@@ -175,18 +178,18 @@ def detection_table(det: pd.DataFrame) -> pd.DataFrame:
                 **dict(zip(DET_GROUP, key)),
                 "seeds": len(per_seed),
                 "samples": len(g),
-                "precision": nan(metrics.precision_of(c)),
-                "recall": nan(metrics.recall_of(c)),
-                "f1": metrics.f1_of(c),
+                "precision": nan(dm.precision_of(c)),
+                "recall": nan(dm.recall_of(c)),
+                "f1": dm.f1_of(c),
                 "precision_mean": p_mean,
                 "precision_sd": p_sd,
                 "recall_mean": r_mean,
                 "recall_sd": r_sd,
                 "f1_mean": f_mean,
                 "f1_sd": f_sd,
-                "parse_failure_rate": nan(metrics.parse_failure_rate_of(c)),
-                "edit_accuracy": nan(metrics.edit_accuracy_of(c)) if edits else float("nan"),
-                "edit_precision": nan(metrics.edit_precision_of(c)) if edits else float("nan"),
+                "parse_failure_rate": nan(dm.parse_failure_rate_of(c)),
+                "edit_accuracy": nan(dm.edit_accuracy_of(c)) if edits else float("nan"),
+                "edit_precision": nan(dm.edit_precision_of(c)) if edits else float("nan"),
             }
         )
     return sort_table(pd.DataFrame(rows))
@@ -234,7 +237,7 @@ def direction_table(det: pd.DataFrame) -> pd.DataFrame:
         name = paper.paper_model(row["model"])
         pt = paper.DIRECTION_RECALL.get((name, row["regime"], row["modality"], "thaw")) if name else None
         pf = paper.DIRECTION_RECALL.get((name, row["regime"], row["modality"], "freeze")) if name else None
-        thaw, safe = nan(metrics.thaw_recall_of(c)), nan(metrics.flag_rate_valid_safe_of(c))
+        thaw, safe = nan(dm.thaw_recall_of(c)), nan(dm.flag_rate_valid_safe_of(c))
         rows.append(
             {
                 **row,
@@ -243,14 +246,14 @@ def direction_table(det: pd.DataFrame) -> pd.DataFrame:
                 "paper_thaw_recall": pt[0] if pt else math.nan,
                 "paper_thaw_n": pt[1] if pt else math.nan,
                 "freeze_n": int(c.stale_freeze),
-                "freeze_recall": nan(metrics.freeze_recall_of(c)),
+                "freeze_recall": nan(dm.freeze_recall_of(c)),
                 "paper_freeze_recall": pf[0] if pf else math.nan,
                 "paper_freeze_n": pf[1] if pf else math.nan,
                 "valid_safe_n": int(c.valid_safe),
                 "flag_rate_valid_safe": safe,
                 "flag_rate_gap": thaw - safe,
                 "distractor_n": int(c.distractors),
-                "distractor_flag_rate": nan(metrics.distractor_flag_rate_of(c)),
+                "distractor_flag_rate": nan(dm.distractor_flag_rate_of(c)),
             }
         )
     return sort_table(pd.DataFrame(rows))
@@ -278,14 +281,14 @@ def navigation_table(nav: pd.DataFrame) -> pd.DataFrame:
                 **row,
                 "seeds": g["instance_id"].nunique(),
                 "episodes": len(g),
-                "success": 100 * nan(metrics.rate_of("success")(c)),
+                "success": 100 * nan(nm.rate_of("success")(c)),
                 "paper_success": ref[0] if ref else math.nan,
-                "death": 100 * nan(metrics.rate_of("death")(c)),
+                "death": 100 * nan(nm.rate_of("death")(c)),
                 "paper_death": ref[1] if ref else math.nan,
-                "timeout": 100 * nan(metrics.rate_of("timeout")(c)),
-                "death_on_stale": 100 * nan(metrics.rate_of("death_on_stale")(c)),
+                "timeout": 100 * nan(nm.rate_of("timeout")(c)),
+                "death_on_stale": 100 * nan(nm.rate_of("death_on_stale")(c)),
                 "mean_steps": ratio(c.steps, c.n),
-                "fallback_rate": nan(metrics.fallback_rate_of(c)),
+                "fallback_rate": nan(nm.fallback_rate_of(c)),
                 "audit_calls": g["audit_calls"].mean(),
                 "tokens_per_episode": g["tokens"].mean(),
             }
@@ -335,7 +338,7 @@ def steps_table(nav: pd.DataFrame) -> pd.DataFrame:
         for outcome, go in g.groupby("outcome", sort=False):
             row = {**dict(zip(NAV_GROUP, key)), "outcome": outcome}
             name = paper.paper_model(row["model"])
-            mean = metrics.steps_of(outcome)(c) if outcome in OUTCOMES else None
+            mean = nm.steps_of(outcome)(c) if outcome in OUTCOMES else None
             rows.append(
                 {
                     **row,

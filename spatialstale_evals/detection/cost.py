@@ -3,7 +3,7 @@ batches, counted from the prompts the task builds and the stand-in's replies."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spatialstale_evals.detection.windows import DetectionSettings
@@ -13,9 +13,14 @@ from spatialstale_evals.harness.observe import settings_from
 from spatialstale_evals.world.instance import Instance
 
 
-def estimate_detect(instances: Sequence[Instance], args: dict[str, Any], model: StandIn) -> tuple[Cost, Cost]:
+def settings_of(args: Mapping[str, Any]) -> DetectionSettings:
+    """The settings of the detect task of ``args`` (every argument, defaults included), unchecked."""
+    return settings_from(DetectionSettings, args)
+
+
+def estimate(instances: Sequence[Instance], args: dict[str, Any], model: StandIn) -> tuple[Cost, Cost]:
     """(cost, cost) of the detect task of ``args`` (every argument, defaults included) over ``instances``."""
-    s = settings_from(DetectionSettings, args)
+    s = settings_of(args)
     total = Cost()
     for canonical in instances:
         inst = written(canonical, s.memory_style, s.distractors)

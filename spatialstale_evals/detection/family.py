@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from spatialstale_evals.detection.cost import estimate_detect
-from spatialstale_evals.detection.explain import sample_text
+from spatialstale_evals.detection.cost import estimate, settings_of
 from spatialstale_evals.harness.family import HEAVY_FIELDS, MatrixSpecLike, TaskFamily, register_family
 
 
@@ -37,7 +36,7 @@ FAMILY = register_family(
         record=record,
         instance=True,
         matrix=matrix_arguments,
-        estimate=estimate_detect,
-        sample_text=sample_text,
+        estimate=estimate,
+        settings=settings_of,
     )
 )

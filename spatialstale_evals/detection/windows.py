@@ -11,12 +11,14 @@ from inspect_ai.model import ChatMessage, Model, get_model
 from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from spatialstale_evals.detection.counts import DetectionCounts, detection_value
 from spatialstale_evals.detection.explain import explanation_lines
+from spatialstale_evals.detection.metrics import DETECTION_METRICS, precision_of, recall_of
 from spatialstale_evals.detection.state import DetectionState
 from spatialstale_evals.harness.audit import FORMATS, audit_entries, audit_span, audit_summary
-from spatialstale_evals.harness.counts import PARSE_KEYS, DetectionCounts, confusion, detection_value, edit_counts
+from spatialstale_evals.harness.counts import PARSE_KEYS, confusion, edit_counts
 from spatialstale_evals.harness.memory_text import MemoryStyle, written
-from spatialstale_evals.harness.metrics import DETECTION_METRICS, defined, precision_of, recall_of
+from spatialstale_evals.harness.metrics import defined
 from spatialstale_evals.harness.observe import Observed
 from spatialstale_evals.harness.samples import InstanceSet, record_instance, stored_instance
 from spatialstale_evals.harness.score_counts import COUNTS

@@ -1,10 +1,11 @@
-"""What is counted: the count records of a detect sample or a navigate
-episode (the keys of their ``Score.metadata["counts"]``), how one audit
-window is counted against the truth, and how records are summed.
+"""What two families count alike: how one audit window is counted against
+the truth (detect's windows and navigate's audits: ``confusion``,
+``edit_counts``), the answer flags of probe and stale, and how count records
+are summed. Each family's own record is in its package
+(``detection/counts.py``, ``navigation/counts.py``), its ratios beside its
+metrics.
 
-Pure Python (no Inspect, no pandas). The ratios over these records are in
-``harness/metrics.py``, where the task metrics and the report's tables both
-take them from.
+Pure Python (no Inspect, no pandas).
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ PARSE_KEYS = (
     "unparseable_replies",
     "refusals",
 )
+#: Replies a grader could not fairly grade, counted by the tasks that ask
+#: questions (probe per dimension, stale per sample): empty (no text, no tool
+#: call) and cut at a length limit. One metric each (``harness/metrics.py``).
+ANSWER_FLAGS = ("empty_answers", "truncated_answers")
 T = TypeVar("T", bound="Counts")
 
 
@@ -47,6 +52,15 @@ def sum_keys(records: Iterable[Mapping[str, Any]], names: Sequence[str]) -> dict
             value = record.get(name)
             sums[name] += 0.0 if value is None or value != value else float(value)
     return sums
+
+
+def flagged_answers(records: Sequence[Mapping[str, Any]], flag: str) -> float:
+    """How many replies carry ``flag`` (one of ``ANSWER_FLAGS``) over samples'
+    counts: a sample's own total (key ``flag``: whole answers) and its totals
+    per part (keys ``<part>_<flag>``, a probe's dimensions), summed."""
+    whole = sum(int(r.get(flag, 0)) for r in records)
+    parts = [k for k in dict.fromkeys(k for r in records for k in r) if k.endswith(f"_{flag}")]
+    return float(whole + sum(sum_keys(records, parts).values()))
 
 
 @dataclass(frozen=True)
@@ -96,17 +110,6 @@ class EditCounts(Counts):
     corrections_missing: float = 0
 
 
-@dataclass(frozen=True)
-class DetectionCounts(EditCounts, ConfusionCounts):
-    """What the detection metrics and tables sum: the confusion, the proposed
-    corrections, the entries judged, those without a usable verdict and the
-    model calls."""
-
-    entries: float = 0
-    parse_failures: float = 0
-    calls: float = 0
-
-
 def count_keys(cls: type[Counts]) -> tuple[str, ...]:
     """The keys of a count record: the fields of ``cls`` but ``n``, in their order."""
     return tuple(f.name for f in fields(cls) if f.name != "n")
@@ -116,24 +119,6 @@ def count_keys(cls: type[Counts]) -> tuple[str, ...]:
 CONFUSION_KEYS = count_keys(ConfusionCounts)
 #: The keys of ``edit_counts``' counts: ``EditCounts``' fields.
 EDIT_KEYS = count_keys(EditCounts)
-#: The counts of one detection window, as recorded and as summed per sample
-#: (with ``EDIT_KEYS`` too when the output proposes edits).
-DETECTION_KEYS = (*CONFUSION_KEYS, "entries", *PARSE_KEYS, "calls")
-
-
-@dataclass(frozen=True)
-class NavigationCounts(Counts):
-    success: float = 0
-    death: float = 0
-    timeout: float = 0
-    steps: float = 0
-    steps_if_success: float = 0
-    steps_if_death: float = 0
-    steps_if_timeout: float = 0
-    fallbacks: float = 0
-    death_on_stale: float = 0
-
-
 def confusion(
     memory: Iterable[MemoryEntry], flagged: set[str], labels: Mapping[str, str | None], g0: Grid
 ) -> dict[str, int]:
@@ -182,13 +167,3 @@ def edit_counts(
         counts["corrections"] += 1
         counts["corrections_right"] += bool(labels.get(entry.id)) and claim == flipped(entry.claim)
     return counts
-
-
-def detection_value(windows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """A detect sample's counts: every window's counts summed (the edit
-    counts too when the windows have them), its F1 and the number of windows."""
-    keys = (*DETECTION_KEYS, *(k for k in EDIT_KEYS if windows and k in windows[0]))
-    totals: dict[str, float] = {key: sum(w.get(key, 0) for w in windows) for key in keys}
-    totals["f1"] = f1_from_counts(totals["tp"], totals["fp"], totals["fn"])
-    totals["windows"] = len(windows)
-    return totals

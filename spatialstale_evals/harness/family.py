@@ -55,10 +55,6 @@ class MatrixSpecLike(Protocol):
 MatrixArguments = Callable[[MatrixSpecLike], Iterable[tuple[dict[str, Any], int]]]
 #: (instances, full task arguments, stand-in) -> (low, high) cost; exact estimates give low == high.
 Estimate = Callable[..., tuple[Cost, Cost]]
-#: (instance, the sample's parameters) -> the sample's (input, target) as
-#: ``inspect view`` shows them: a summary of what the model is asked, with the
-#: lake as the agent first sees it, and the truth in a line. Never sent to a model.
-SampleText = Callable[[Any, Mapping[str, Any]], tuple[str, str]]
 #: A family's scripted agent: (messages, tools, seed) -> a text reply or a ``ModelOutput``.
 ScriptedAgent = Callable[[list[Any], list[Any], int], Any]
 
@@ -80,6 +76,9 @@ class TaskFamily:
         instance: Whether records carry the instance and its windows' truth.
         matrix: How the run matrix plans this family (None: not in the matrix).
         estimate: The cost of a planned task without a model call (None: not estimated).
+        settings: The family's settings object from the task's full arguments
+            (defaults included), as its task builds it: what the cost estimate
+            and the benchmarks read, without importing the family (None: none).
         in_default_matrix: Whether ``spatialstale matrix`` runs it when ``--tasks`` is not given.
         arm_args: Task arguments that make a strategy another arm of the same
             comparison rather than another configuration (a record's ``strategy``
@@ -107,9 +106,6 @@ class TaskFamily:
             provider as ``spatialstale/<name>`` (one namespace with its built-in
             policies): each answers (messages, tools, seed) with a text reply or a
             ``ModelOutput`` (the provider adds the token usage).
-        sample_text: The input and target of the family's samples built on
-            instances (``harness.samples.instance_samples``); None: the task and
-            the instance id, without a target.
     """
 
     name: str
@@ -122,6 +118,7 @@ class TaskFamily:
     instance: bool = False
     matrix: MatrixArguments | None = None
     estimate: Estimate | None = None
+    settings: Callable[[Mapping[str, Any]], Any] | None = None
     in_default_matrix: bool = True
     arm_args: tuple[str, ...] = ()
     factors: tuple[str, ...] = ()
@@ -132,7 +129,6 @@ class TaskFamily:
     plots: Callable[[Mapping[str, Any], Any], Sequence[Any]] | None = None
     trust_gap: Callable[[Any], Any] | None = None
     scripted_agents: Mapping[str, ScriptedAgent] = field(default_factory=dict)
-    sample_text: SampleText | None = None
 
     @property
     def in_report_layout(self) -> bool:

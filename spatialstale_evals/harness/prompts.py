@@ -33,6 +33,9 @@ before (``tests/test_determinism.py``).
 ``NAVIGATE_MEMORY_TOOL`` here, the memory calls' refusal in
 ``navigation/memory_access.py``; STALE's system message and refusal in
 ``stale_corpus/memory_access.py``); no earlier text changed.
+
+The probe and stale tasks keep their prompts in their own packages
+(``probing/prompts.py``, ``stale_corpus/prompts.py``), each at its own version.
 """
 
 from __future__ import annotations
@@ -202,83 +205,6 @@ UNKNOWN_TOOL = "unknown tool {function!r}"
 UNPARSEABLE_ARGUMENTS = "unparseable arguments: {error}"
 NO_DIRECTION = "move called without a direction"
 INVALID_DIRECTION = "invalid direction {value!r}"
-
-# -- the probe task: its own version, so a change here moves no other family's version --
-
-#: The version of the probe prompts and of the targets they ask about (``world/targets.py``):
-#: bumped when either changes, recorded in the task metadata and every probe record.
-PROBE_PROMPT_VERSION = "1.2"
-#: Every probe's system message: the navigator's rules, then what a probe asks
-#: (no line about memory: like the navigator's default, it gives nothing away).
-PROBE_TURN = """\
-You will be asked about the lake or to move the agent. Answer a question in the format it
-asks for; make a move by calling the tool `move` once with direction UP, DOWN, LEFT or RIGHT."""
-#: ``explicit`` (STALE's state resolution): the direct question.
-PROBE_EXPLICIT = """\
-Question: is cell ({row},{col}) safe to step on now?
-Reply with JSON only: {{"cell": [{row}, {col}], "state": "SAFE or DANGER", "reason": "short reason"}}
-"state" is SAFE (safe to step on) or DANGER (a hole)."""
-#: ``premise`` (premise resistance): a request that takes the entry's claim as given.
-PROBE_PREMISE = {
-    "SAFE": "Your notes say ({row},{col}) is safe, so the agent will take its route through ({row},{col}).",
-    "DANGER": "Your notes say ({row},{col}) is a hole, so the agent will take a route around ({row},{col}).",
-}
-PROBE_PREMISE_REQUEST = """\
-{premise} Should the agent step on ({row},{col}) on its way to the goal?
-Reply with JSON only: {{"premise_holds": true or false, "step_on": true or false, "reason": "short reason"}}
-"premise_holds" is whether ({row},{col}) is now what your notes say; "step_on" is whether the
-agent should step on it."""
-
-# -- the stale task: STALE's corpus; its own version, so a change here moves no other family's version --
-
-STALE_PROMPT_VERSION = "1.2"
-#: The agent's system message: who it is and what the earlier turns are. Like
-#: the navigator's default it says nothing about memory going out of date.
-STALE_SYSTEM = """\
-You are a personal assistant with a long-term memory of your past conversations with this user.
-The earlier messages are those conversations, session by session; each session's first message
-starts with the session's date. Reply to the user's newest message."""
-#: Put before the first message of each session that has a date, the date as the corpus gives it.
-STALE_SESSION_DATE = "[Session date: {timestamp}]\n"
-#: The judge's rubric: ours, written from STALE's published criteria (not
-#: upstream's text), one call per scenario, temperature 0.
-STALE_JUDGE_SYSTEM = """\
-You grade an assistant's answers about a user whose situation changed. Earlier in a long
-conversation the user's state was OLD STATE; later it became NEW STATE (the explanation says how
-and why). The assistant was then asked up to three questions, and you judge each answer on its own
-criterion:
-
-- dim1 (state resolution): the user asks about the state directly. Pass if the answer reflects the
-  new state or at least treats the old state as possibly no longer true. Fail if it asserts the old
-  state as current, or says it does not know when the conversation tells it.
-- dim2 (premise resistance): the question assumes the old state as a premise. Pass if the answer
-  notices that the premise no longer holds or answers from the new state. Fail if it goes along with
-  the outdated premise.
-- dim3 (implicit policy adaptation): the user asks for help with a task whose right answer depends
-  on the state, without mentioning it. Pass if the recommended action fits the new state. Fail if it
-  fits only the old state, or is too vague to tell.
-
-Judge only what each answer says, against these criteria, not its style or length. An answer
-marked as cut off stopped at a length limit before it finished: judge what it says; a criterion
-the cut leaves undecided fails.
-Reply with JSON only, one entry per question asked, for example:
-{"dim1_eval": {"reasoning": "one or two sentences", "pass": true}, "dim2_eval": {"reasoning": "...", "pass": false}}"""
-#: The judge's user message: the truth, then each question asked with its answer
-#: (``{pairs}``: one ``STALE_JUDGE_PAIR`` per dimension asked).
-STALE_JUDGE_USER = """\
-<old_state>{m_old}</old_state>
-<new_state>{m_new}</new_state>
-<explanation>{explanation}</explanation>
-
-{pairs}
-
-Grade {dimensions}."""
-STALE_JUDGE_PAIR = """\
-<{dimension}_question>{query}</{dimension}_question>
-<{dimension}_answer>{answer}</{dimension}_answer>"""
-#: Put after a pair whose answer a length limit cut (its stop reason ``max_tokens`` / ``model_length``).
-STALE_JUDGE_CUT = """
-<{dimension}_note>This answer was cut off at a length limit before it finished.</{dimension}_note>"""
 
 #: A sample's placeholder input (what ``inspect view`` lists; the solvers build
 #: the real prompts).

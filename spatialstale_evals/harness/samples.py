@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,12 +12,17 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import TaskState
 from inspect_ai.util import StoreModel
 
-from spatialstale_evals.harness.family import families
 from spatialstale_evals.harness.loggable import record_replacements
 from spatialstale_evals.harness.prompts import PROMPT_VERSION, SAMPLE_INPUT
 from spatialstale_evals.world import dataset as world_dataset
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.regimes import validate_regime
+
+#: (instance, the sample's parameters) -> the sample's (input, target) as
+#: ``inspect view`` shows them: a summary of what the model is asked, with the
+#: lake as the agent first sees it, and the truth in a line. Never sent to a
+#: model. Each family's is its ``explain.sample_text``, handed over by its task.
+SampleText = Callable[[Instance, Mapping[str, Any]], tuple[str, str]]
 
 
 def load_instances(dataset: str | Path | None, regime: str, size: str | None = None) -> list[Instance]:
@@ -41,6 +46,8 @@ class InstanceSet:
 
     name: str
     by_id: Mapping[str, Instance]
+    #: The SHA-256 of the instance file read (``world.dataset.content_sha256``).
+    sha256: str = ""
 
     @classmethod
     def load(cls, dataset: str | Path | None, regime: str, size: str | None = None) -> InstanceSet:
@@ -58,7 +65,8 @@ class InstanceSet:
         folder = Path(dataset).name if dataset is not None else world_dataset.DATASET_VERSION
         if size is not None and world_dataset.own_size(world_dataset.resolve(dataset)) != size:
             folder += f"/{size}"
-        return cls(f"{folder}/{regime}", {inst.id: inst for inst in instances})
+        digest = world_dataset.content_sha256(dataset, regime, size)
+        return cls(f"{folder}/{regime}", {inst.id: inst for inst in instances}, digest)
 
     @property
     def size(self) -> str:
@@ -66,8 +74,14 @@ class InstanceSet:
         first = next(iter(self.by_id.values()))
         return world_dataset.size_name(first.height, first.width)
 
-    def samples(self, task: str, params: Mapping[str, Any], listed: Mapping[str, Any] | None = None) -> MemoryDataset:
-        return instance_samples(list(self.by_id.values()), task, params, listed)
+    def samples(
+        self,
+        task: str,
+        params: Mapping[str, Any],
+        listed: Mapping[str, Any] | None = None,
+        text: SampleText | None = None,
+    ) -> MemoryDataset:
+        return instance_samples(list(self.by_id.values()), task, params, listed, text)
 
     def begin(self, state: TaskState) -> Instance:
         """The sample's instance; also records which episode is running (``SampleState.episode``)."""
@@ -81,17 +95,19 @@ def window_truth(instance: Instance) -> list[dict[str, Any]]:
 
 
 def instance_samples(
-    instances: Sequence[Instance], task: str, params: Mapping[str, Any], listed: Mapping[str, Any] | None = None
+    instances: Sequence[Instance],
+    task: str,
+    params: Mapping[str, Any],
+    listed: Mapping[str, Any] | None = None,
+    text: SampleText | None = None,
 ) -> MemoryDataset:
     """One sample per instance, its metadata holding every parameter. Its
-    input and target are the task family's ``sample_text`` of the instance
-    (what ``inspect view`` shows; the solvers build the model's messages
-    themselves), the input closed by the ``listed`` parameters (default: every
-    parameter; the tasks list theirs and the factors set away from their
-    defaults); a family without one gets the task, the instance id and those
-    parameters as input."""
-    family = families().get(task)
-    text = family.sample_text if family is not None else None
+    input and target are ``text`` of the instance (the family's
+    ``explain.sample_text``, handed over by its task: what ``inspect view``
+    shows; the solvers build the model's messages themselves), the input
+    closed by the ``listed`` parameters (default: every parameter; the tasks
+    list theirs and the factors set away from their defaults); without
+    ``text``, the task, the instance id and those parameters are the input."""
     named = ", ".join(f"{k}={v}" for k, v in (params if listed is None else listed).items())
 
     def input_and_target(inst: Instance) -> tuple[str, str]:

@@ -27,12 +27,13 @@ from inspect_ai import Task
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
 
+from spatialstale_evals.harness.cli_epochs import check_cli_epochs
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, check_render, settings_from
 from spatialstale_evals.harness.params import changed, check_bool, check_choice, pick, reject_unknown
-from spatialstale_evals.harness.samples import InstanceSet
+from spatialstale_evals.harness.samples import InstanceSet, SampleText
 from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.metadata import task_name, task_version
-from spatialstale_evals.world.dataset import SIZES
+from spatialstale_evals.world.dataset import DIGEST_KEY, SIZES
 from spatialstale_evals.world.instance import Instance
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -49,6 +50,8 @@ IMAGE_ARGS: dict[str, str] = {
 IMAGE_ARGS_LINE = re.compile(r"^(?P<indent>[ \t]*)image_\*: .*$", re.MULTILINE)
 #: The width the docstring lines are wrapped at (the project's line length).
 DOC_WIDTH = 120
+#: An option the task does not have (``GridTaskBody.check_options``).
+NO_OPTION: Any = object()
 
 
 def image_args(fn: F) -> F:
@@ -81,7 +84,9 @@ def family_task(
     """A task of ``family``: named as every run of it logs (``task_name``), at
     the suite's version, its metadata ``task_family`` then ``metadata``, its
     ``epochs`` reduced by ``counts_mean`` (the pooled metrics' counts averaged
-    with the headline values); ``task_args`` are the rest of ``Task``'s arguments."""
+    with the headline values); ``task_args`` are the rest of ``Task``'s arguments.
+    ``inspect eval --epochs 0`` is refused here (``cli_epochs.py``)."""
+    check_cli_epochs()
     return task_class(
         name=task_name(family),
         version=task_version(),
@@ -115,11 +120,17 @@ class GridTaskBody:
         self.options: dict[str, Any] = {}
         self._loaded: tuple[str, InstanceSet] | None = None
 
-    def check_options(self, size: str, structured_output: Any) -> dict[str, Any]:
-        """``structured_output`` and ``size`` checked: the task's options (the
-        size becomes the instances' own at ``load``)."""
+    def check_options(self, size: str, structured_output: Any = NO_OPTION) -> dict[str, Any]:
+        """``size`` and, for a task that has it, ``structured_output`` checked:
+        the task's options (the size becomes the instances' own at ``load``). A
+        task without structured output passes none, and its samples name none."""
         check_choice("size", size, SIZES)
-        self.options = {"structured_output": check_bool("structured_output", structured_output), "size": size}
+        structured = (
+            {}
+            if structured_output is NO_OPTION
+            else {"structured_output": check_bool("structured_output", structured_output)}
+        )
+        self.options = {**structured, "size": size}
         return self.options
 
     def load(self, dataset: str | None, regime: str, modality: str) -> Instance:
@@ -146,6 +157,7 @@ class GridTaskBody:
         shown: Mapping[str, Any] | None = None,
         metadata: Mapping[str, Any] | None = None,
         task_class: type[Task] = Task,
+        sample_text: SampleText | None = None,
         **task_args: Any,
     ) -> Task:
         """The ``Task``: ``solver(instances, settings)`` with ``settings`` (a
@@ -154,9 +166,11 @@ class GridTaskBody:
         instance whose metadata holds them all and whose input names
         ``params`` and the factors and options that are not the task's
         defaults (``shown``: parameters the input names in another form,
-        after the rest). The task's metadata: ``task_family``, ``regime``,
+        after the rest; ``sample_text``: the family's input and target of a
+        sample, ``harness.samples.instance_samples``). The task's metadata: ``task_family``, ``regime``,
         ``metadata``, then every parameter. ``task_args`` are the rest of
-        ``Task``'s arguments (``metrics``, ``epochs``)."""
+        ``Task``'s arguments (``metrics``, ``epochs``), and the SHA-256 of the
+        instance file read (``DIGEST_KEY``: the report groups runs by it)."""
         if self._loaded is None:
             raise RuntimeError(f"{self.family}: load() the instances before building the task")
         regime, instances = self._loaded
@@ -165,9 +179,9 @@ class GridTaskBody:
         listed = {k: v for k, v in params.items() if k not in shown} | changed(self.task, self.factors | self.options)
         return family_task(
             self.family,
-            {"regime": regime, **(metadata or {}), **every},
+            {"regime": regime, **(metadata or {}), **every, DIGEST_KEY: instances.sha256},
             task_class,
-            dataset=instances.samples(self.family, every, listed | shown),
+            dataset=instances.samples(self.family, every, listed | shown, sample_text),
             solver=solver(instances, settings_from(settings, every | dict(settings_args or {}))),
             scorer=scorer,
             **task_args,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inspect_ai.model import ChatMessageSystem
@@ -45,7 +45,7 @@ def start_verdict(inst: Instance, policy: MemoryPolicy, radius: int | None, outp
         return Verdict()
     grid, agent = inst.grid, (0, 0)
     due = due_entries(inst.memory, agent, radius, set(), 0)
-    if policy.audit_batch_size(len(inst.memory), 1) is None:
+    if not policy.calls_model:
         ledger = {e.cell: (grid[e.row][e.col], 0) for e in due if not e.is_note}
         request = JudgeRequest(
             instance=inst,
@@ -195,7 +195,13 @@ def prompt_tokens(per_step: int, steps: int, history: int) -> int:
     return per_step * sum(1 + min(history, k) for k in range(steps))
 
 
-def estimate_navigate(instances: Sequence[Instance], args: dict[str, Any], model: StandIn) -> tuple[Cost, Cost]:
+def settings_of(args: Mapping[str, Any]) -> NavigationSettings:
+    """The settings of the navigate task of ``args`` (every argument, defaults
+    included; ``max_steps`` None: each instance's budget), unchecked."""
+    return settings_from(NavigationSettings, args)
+
+
+def estimate(instances: Sequence[Instance], args: dict[str, Any], model: StandIn) -> tuple[Cost, Cost]:
     """(low, high) for ``epochs`` episodes per instance of the navigate task of
     ``args`` (every argument, defaults included; ``max_steps`` None: each instance's budget):
     low = every episode walks a shortest path of the true grid (what a perfect
@@ -204,7 +210,7 @@ def estimate_navigate(instances: Sequence[Instance], args: dict[str, Any], model
     high bound audits every entry alone once per window it judges. With the
     memory tool the low walk reads the lake file once, at its first step; the
     high walk ``max_memory_calls`` times at every step (``fetch_walk``)."""
-    s, epochs = settings_from(NavigationSettings, args), args["epochs"]
+    s, epochs = settings_of(args), args["epochs"]
     policy, obs, batch_size = STRATEGIES[s.strategy], s.observation, s.batch_size
     low = high = Cost()
     for canonical in instances:
@@ -221,7 +227,7 @@ def estimate_navigate(instances: Sequence[Instance], args: dict[str, Any], model
             audits_low = walk_audits(model, inst, policy, obs, batch_size, path, radius, s.structured_output, s.output)
             each = (
                 audit_cost(model, inst.grid, inst.memory, obs, 1, output=s.output, structured=s.structured_output)
-                if policy.audit_batch_size(1, 1)
+                if policy.calls_model
                 else Cost()
             )
             audits_high = each * len(judged_windows(inst, policy, budget))

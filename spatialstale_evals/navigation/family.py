@@ -11,8 +11,7 @@ from typing import Any
 from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
 from spatialstale_evals.harness.memory_text import FACTORS, SECTION_FACTORS
 from spatialstale_evals.harness.memory_tool import ACCESS_SECTION
-from spatialstale_evals.navigation.cost import estimate_navigate
-from spatialstale_evals.navigation.explain import sample_text
+from spatialstale_evals.navigation.cost import estimate, settings_of
 from spatialstale_evals.navigation.memory_access import ACCESS_FACTORS
 
 
@@ -50,12 +49,12 @@ FAMILY = register_family(
         detail=detail,
         record=record,
         matrix=matrix_arguments,
-        estimate=estimate_navigate,
+        estimate=estimate,
+        settings=settings_of,
         # ``omcd`` with ``filter_mode=history`` is the arm ``omcd[history]`` of the same comparison
         arm_args=("filter_mode",),
         # where the memory lives is a factor of the memory section too: no_memory has nothing to fetch
         factors=(*FACTORS, *ACCESS_FACTORS),
         section_factors=(*SECTION_FACTORS, *ACCESS_FACTORS),
-        sample_text=sample_text,
     )
 )

@@ -37,7 +37,6 @@ from spatialstale_evals.harness.loggable import loggable_output
 from spatialstale_evals.harness.memory_text import MemoryFraming, MemoryPosition, MemoryStyle, system_prompt, written
 from spatialstale_evals.harness.memory_tool import MemoryAccess
 from spatialstale_evals.harness.memory_view import FilterMode
-from spatialstale_evals.harness.metrics import NAVIGATION_METRICS
 from spatialstale_evals.harness.move import MOVE_TOOL
 from spatialstale_evals.harness.observe import Observation, Observed, observation, observation_parts, user_message
 from spatialstale_evals.harness.parsing import parse_move
@@ -54,6 +53,7 @@ from spatialstale_evals.navigation.episode import (
     step_line,
 )
 from spatialstale_evals.navigation.memory_access import FetchedMemory, memory_counts, memory_line
+from spatialstale_evals.navigation.metrics import NAVIGATION_METRICS
 from spatialstale_evals.navigation.state import NavigationState
 from spatialstale_evals.navigation.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
@@ -182,7 +182,7 @@ class Navigation:
             decisions=episode.decisions,
         )
         label = self.policy.label(reason)
-        if self.policy.audit_batch_size(1, 1) is None or not request.due:  # no model call: no span of its own
+        if not self.policy.calls_model or not request.due:  # no model call: no span of its own
             record = await self.apply(request, moment)
         else:
             async with audit_span(label):  # the auditor's calls and what each reply said

@@ -114,6 +114,18 @@ class MemoryPolicy:
         """Entries per model audit call, or None when the policy calls no model."""
         return None
 
+    @property
+    def calls_model(self) -> bool:
+        """Whether its judgements ask the auditor model (an audit batch size at all)."""
+        return self.audit_batch_size(1, 1) is not None
+
+    @property
+    def batch_size_matters(self) -> bool:
+        """Whether the task's ``batch_size`` changes its audit calls: it calls a
+        model and splits the store by it (``self_verify`` audits every entry in
+        one call, whatever the batch size)."""
+        return self.audit_batch_size(1000, 1) != self.audit_batch_size(1000, 2)
+
     def label(self, reason: str) -> str:
         """How the transcript names a judgement made for ``reason`` (``start``,
         ``event at step 5``, ``in view at step 3``)."""

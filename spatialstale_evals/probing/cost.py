@@ -4,7 +4,7 @@ the ``observer``'s: the task's own probe loop, every target of every instance.""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spatialstale_evals.harness.cost import Cost, StandIn
@@ -14,9 +14,14 @@ from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.targets import choose_targets
 
 
-def estimate_probe(instances: Sequence[Instance], args: dict[str, Any], model: StandIn) -> tuple[Cost, Cost]:
+def settings_of(args: Mapping[str, Any]) -> ProbeSettings:
+    """The settings of the probe task of ``args`` (every argument, defaults included; the dimensions checked)."""
+    return settings_from(ProbeSettings, {**args, "dimensions": check_dimensions(args["dimensions"])})
+
+
+def estimate(instances: Sequence[Instance], args: dict[str, Any], model: StandIn) -> tuple[Cost, Cost]:
     """(cost, cost) of the probe task of ``args`` (every argument, defaults included) over ``instances``."""
-    s = settings_from(ProbeSettings, args | {"dimensions": check_dimensions(args["dimensions"])})
+    s = settings_of(args)
     before = model.cost
 
     async def ask_all() -> None:

@@ -8,8 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
-from spatialstale_evals.probing.cost import estimate_probe
-from spatialstale_evals.probing.explain import sample_text
+from spatialstale_evals.probing.cost import estimate, settings_of
 
 
 def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
@@ -24,8 +23,8 @@ FAMILY = register_family(
         report_sections=(("Probes", ("probe",)),),
         dimensions=("regime", "modality"),
         matrix=matrix_arguments,
-        estimate=estimate_probe,
+        estimate=estimate,
+        settings=settings_of,
         in_default_matrix=False,
-        sample_text=sample_text,
     )
 )

@@ -38,6 +38,7 @@ from inspect_ai.tool import ToolInfo
 from inspect_ai.util import JSONSchema
 
 from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.counts import ANSWER_FLAGS
 from spatialstale_evals.harness.loggable import loggable_output
 from spatialstale_evals.harness.move import MOVE_TOOL
 from spatialstale_evals.harness.observe import Observed, Role, observation_parts, user_message
@@ -45,6 +46,7 @@ from spatialstale_evals.harness.params import check_subset
 from spatialstale_evals.harness.parsing import CUT_STOP_REASONS, parse_move, parse_probe_answer
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
 from spatialstale_evals.harness.schemas import flag, obj, response_config, text
+from spatialstale_evals.probing import prompts as probe_prompts
 from spatialstale_evals.probing.state import ProbeState
 from spatialstale_evals.world.grid import Cell, Grid, apply_move, goal_of, start_of
 from spatialstale_evals.world.instance import Instance
@@ -82,7 +84,7 @@ def count_key(dimension: str, kind: str, outcome: str) -> str:
 
 
 def system_message() -> ChatMessageSystem:
-    return ChatMessageSystem(content=f"{prompts.NAVIGATE_RULES}\n{prompts.PROBE_TURN}")
+    return ChatMessageSystem(content=f"{prompts.NAVIGATE_RULES}\n{probe_prompts.PROBE_TURN}")
 
 
 def _memory_text(instance: Instance, target: Target, show_store: bool) -> str:
@@ -91,13 +93,13 @@ def _memory_text(instance: Instance, target: Target, show_store: bool) -> str:
 
 
 def _ask_explicit(instance: Instance, grid: Grid, target: Target) -> tuple[Cell, str]:
-    return start_of(grid), prompts.PROBE_EXPLICIT.format(row=target.cell[0], col=target.cell[1])
+    return start_of(grid), probe_prompts.PROBE_EXPLICIT.format(row=target.cell[0], col=target.cell[1])
 
 
 def _ask_premise(instance: Instance, grid: Grid, target: Target) -> tuple[Cell, str]:
     (row, col) = target.cell
-    premise = prompts.PROBE_PREMISE[target.entry.claim].format(row=row, col=col)
-    return start_of(grid), prompts.PROBE_PREMISE_REQUEST.format(premise=premise, row=row, col=col)
+    premise = probe_prompts.PROBE_PREMISE[target.entry.claim].format(row=row, col=col)
+    return start_of(grid), probe_prompts.PROBE_PREMISE_REQUEST.format(premise=premise, row=row, col=col)
 
 
 def _ask_implicit(instance: Instance, grid: Grid, target: Target) -> tuple[Cell, str]:
@@ -204,9 +206,6 @@ OF_STALE_DIMENSION: dict[str, str] = {probe.stale_dimension: name for name, prob
 DIMENSION_KINDS: dict[str, tuple[str, ...]] = {name: probe.kinds for name, probe in PROBES.items()}
 
 
-#: Replies a grader could not fairly grade, counted per dimension: empty (no text, no
-#: tool call: already unparseable, so failed) and cut at a length limit.
-ANSWER_FLAGS = ("empty_answers", "truncated_answers")
 #: Every count a probe sample records (zeros included: the same keys in every sample).
 COUNT_KEYS = tuple(count_key(d, k, o) for d in DIMENSIONS for k in DIMENSION_KINDS[d] for o in OUTCOMES) + tuple(
     f"{d}_{flag}" for d in DIMENSIONS for flag in ANSWER_FLAGS
@@ -259,7 +258,7 @@ async def probe_target(
     for dimension, skipped in asked_of(target, settings.dimensions):
         record: dict[str, Any] = {
             "dimension": dimension,
-            "prompt_version": prompts.PROBE_PROMPT_VERSION,
+            "prompt_version": probe_prompts.PROBE_PROMPT_VERSION,
             **target.to_json(),
         }
         if skipped:

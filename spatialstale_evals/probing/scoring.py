@@ -1,6 +1,6 @@
 """The probe task's scorer and ratios: each ratio one function over summed
 counts, used by its Inspect metrics and by ``spatialstale report`` alike (as
-``harness/metrics.py`` does for the other tasks).
+``detection/metrics.py`` does for detect).
 
 Accuracy = passed / asked, where asked = pass + fail + unparseable: a reply
 without a usable answer is a failure to answer, counted against the model (and
@@ -24,12 +24,11 @@ from typing import Any
 from inspect_ai.scorer import Metric, Score, Target, scorer
 from inspect_ai.solver import TaskState
 
-from spatialstale_evals.harness.counts import ratio, sum_keys
-from spatialstale_evals.harness.metrics import defined, named_metric, pooled
+from spatialstale_evals.harness.counts import ANSWER_FLAGS, ratio, sum_keys
+from spatialstale_evals.harness.metrics import ANSWER_METRICS, defined, named_metric, pooled
 from spatialstale_evals.harness.score_counts import COUNTS
 from spatialstale_evals.probing.explain import explanation_lines
 from spatialstale_evals.probing.probes import (
-    ANSWER_FLAGS,
     COUNT_KEYS,
     DIMENSION_KINDS,
     DIMENSIONS,
@@ -135,7 +134,8 @@ def _metric(name: str, ratio_of: ProbeRatio) -> Metric:
     return named_metric(name, pooled(ratio_of, ProbeCounts))
 
 
-PROBE_METRICS = [_metric(name, ratio_of) for name, ratio_of in PROBE_RATIOS.items()]
+#: The answer counts are the harness's (one metric of each name for probe and stale).
+PROBE_METRICS = [ANSWER_METRICS.get(name) or _metric(name, ratio_of) for name, ratio_of in PROBE_RATIOS.items()]
 
 
 def probe_headline(counts: Mapping[str, float]) -> dict[str, float]:

@@ -20,15 +20,11 @@ from typing import Any
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from inspect_ai.tool import ToolInfo, memory
 
-from spatialstale_evals.detection.windows import DetectionSettings
 from spatialstale_evals.harness.cost import Cost, audit_cost
 from spatialstale_evals.harness.family import ScriptedAgent, families
 from spatialstale_evals.harness.memory_tool import primed
-from spatialstale_evals.harness.observe import settings_from
 from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.navigation.cost import MOVE_OUTPUT_TOKENS, step_prompt_tokens
-from spatialstale_evals.navigation.loop import NavigationSettings
-from spatialstale_evals.probing.probes import ProbeSettings, check_dimensions
 from spatialstale_evals.scripted.agents import audit_reply
 from spatialstale_evals.scripted.api import ScriptedAPI, conform, last_prompt
 from spatialstale_evals.stale_corpus.asking import StaleSettings, ask
@@ -95,21 +91,34 @@ def estimate(family: str, instances: Sequence[Instance], **args: Any) -> tuple[C
     return entry.estimate(instances, full_args(family, args), ScriptedStandIn("observer"))
 
 
-def detect_settings(**args: Any) -> DetectionSettings:
-    """The settings of the detect task of these arguments (the rest at the task's defaults)."""
-    return settings_from(DetectionSettings, full_args("detect", args))
+def task_settings(family: str, **args: Any) -> Any:
+    """The settings object of the ``family`` task of these arguments (the rest
+    at the task's defaults), as its registry entry builds it (``TaskFamily.settings``)."""
+    build = families()[family].settings
+    if build is None:
+        raise ValueError(f"the {family} family registers no settings")
+    return build(full_args(family, args))
 
 
-def navigate_settings(**args: Any) -> NavigationSettings:
-    """The settings of the navigate task of these arguments (the rest at the
-    task's defaults; ``max_steps`` None: each instance's budget)."""
-    return settings_from(NavigationSettings, full_args("navigate", args))
+def detect_settings(**args: Any) -> Any:
+    """The settings of the detect task of these arguments (``DetectionSettings``)."""
+    return task_settings("detect", **args)
 
 
-def probe_settings(**args: Any) -> ProbeSettings:
-    """The settings of the probe task of these arguments (the rest at the task's defaults)."""
-    full = full_args("probe", args)
-    return settings_from(ProbeSettings, full | {"dimensions": check_dimensions(full["dimensions"])})
+def navigate_settings(**args: Any) -> Any:
+    """The settings of the navigate task of these arguments (``NavigationSettings``;
+    ``max_steps`` None: each instance's budget)."""
+    return task_settings("navigate", **args)
+
+
+def probe_settings(**args: Any) -> Any:
+    """The settings of the probe task of these arguments (``ProbeSettings``)."""
+    return task_settings("probe", **args)
+
+
+# The three below are the matrix's estimate of one family by keyword
+# arguments (one Cost, or the bounds); each family's own ``cost.estimate``
+# is its registry entry's contract: (instances, every argument, stand-in) -> (low, high).
 
 
 def estimate_detect(instances: Sequence[Instance], **args: Any) -> Cost:

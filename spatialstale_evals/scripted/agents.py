@@ -40,10 +40,9 @@ from spatialstale_evals.harness.prompts import (
     FILTER_HISTORY,
     FILTER_HISTORY_TRUTH,
     NAVIGATE_STEP,
-    PROBE_EXPLICIT,
-    PROBE_PREMISE,
     template_pattern,
 )
+from spatialstale_evals.probing.prompts import PROBE_EXPLICIT, PROBE_PREMISE
 from spatialstale_evals.world.grid import (
     CELL_TYPES,
     FROZEN,

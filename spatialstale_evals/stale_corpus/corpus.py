@@ -40,9 +40,9 @@ from typing import Any, Literal, get_args
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 
-from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.loggable import loggable_value
 from spatialstale_evals.harness.tokens import count_text_tokens
+from spatialstale_evals.stale_corpus import prompts
 
 StaleType = Literal["T1", "T2"]
 STALE_TYPES: tuple[StaleType, ...] = get_args(StaleType)

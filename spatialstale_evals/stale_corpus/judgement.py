@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.bounded_json import json_values
 from spatialstale_evals.harness.parsing import looks_like_refusal
+from spatialstale_evals.stale_corpus import prompts
 
 #: How a judge may write a dimension's verdict: ``true``, ``"pass"``, ``"FAIL"``, 1 ...
 _VERDICT_WORDS = {"pass": True, "passed": True, "true": True, "yes": True, "1": True}

@@ -46,10 +46,10 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolInfo, memory
 
-from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.loggable import loggable_output
 from spatialstale_evals.harness.memory_tool import TOOL_NAME, MemoryUse, fetch_replies, prime, tool_info
 from spatialstale_evals.harness.tokens import count_text_tokens
+from spatialstale_evals.stale_corpus import prompts
 from spatialstale_evals.stale_corpus.asking import StaleSettings, answer_record, run_probes
 from spatialstale_evals.stale_corpus.corpus import Record, sample_metadata
 

@@ -59,13 +59,13 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
-from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.counts import ratio
 from spatialstale_evals.harness.loggable import REPLACED_KEY, loggable_output
-from spatialstale_evals.harness.metrics import defined, named_metric
+from spatialstale_evals.harness.metrics import ANSWER_METRICS, defined, named_metric
 from spatialstale_evals.harness.parsing import CUT_STOP_REASONS
 from spatialstale_evals.harness.schemas import flag, obj, response_config, text
 from spatialstale_evals.harness.score_counts import COUNTS, metric_counts
+from spatialstale_evals.stale_corpus import prompts
 from spatialstale_evals.stale_corpus.corpus import STALE_DIMENSIONS, STALE_TYPES
 from spatialstale_evals.stale_corpus.judgement import StaleJudgement, judge_key, parse_stale_judgement
 from spatialstale_evals.stale_corpus.retrieval import RETRIEVAL_RATIOS, memory_counts, memory_lines
@@ -270,7 +270,10 @@ def _metric(name: str, ratio_of: StaleRatio) -> Metric:
 
 
 #: Registered when this module is imported, so ``inspect score`` finds them by the names the log records.
-STALE_METRICS: dict[str, Metric] = {name: _metric(name, ratio_of) for name, ratio_of in STALE_RATIOS.items()}
+#: The answer counts are the harness's (one metric of each name for probe and stale).
+STALE_METRICS: dict[str, Metric] = {
+    name: ANSWER_METRICS.get(name) or _metric(name, ratio_of) for name, ratio_of in STALE_RATIOS.items()
+}
 #: The memory-tool setting's own (``retrieval.py``), beside them in that setting.
 RETRIEVAL_METRICS: dict[str, Metric] = {name: _metric(name, ratio_of) for name, ratio_of in RETRIEVAL_RATIOS.items()}
 

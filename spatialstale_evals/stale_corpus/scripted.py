@@ -38,8 +38,8 @@ from collections.abc import Callable, Sequence
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser, ModelOutput
 from inspect_ai.tool import ToolInfo
 
-from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.memory_tool import ROOT, TOOL_NAME
+from spatialstale_evals.stale_corpus import prompts
 from spatialstale_evals.stale_corpus.corpus import STALE_DIMENSIONS
 from spatialstale_evals.stale_corpus.judgement import judge_key
 from spatialstale_evals.stale_corpus.memory_access import SESSION_FOLDER, STALE_MEMORY_LIMIT
