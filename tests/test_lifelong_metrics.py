@@ -81,5 +81,5 @@ def test_lifetime_tables_pool_by_group_and_leave_empty_ratios_nan():
     assert summary["repair_rate"] == 0.5 and summary["hazard_claims"] == 0.25 and summary["lifetimes"] == 2
     assert math.isnan(tables["summary"].loc[("m", "L0"), "repair_rate"])
     assert tables["deaths_by_cause"].loc[("m", "L1")].to_dict() == {
-        "safe_note": 1.0, "no_note": 0.0, "hole_note": 0.0, "conflicting_note": 0.0,
+        "safe_note": 1.0, "no_note": 0.0, "hole_note": 0.0, "conflicting_note": 0.0, "fallback": 0.0,
     }  # fmt: skip
