@@ -11,8 +11,8 @@ from spatialstale_evals import local_model, quickstart
 from spatialstale_evals.analysis.cli import add_subcommands as add_analysis_subcommands
 from spatialstale_evals.local_model import LocalModelError
 from spatialstale_evals.runs.cli import add_matrix_subcommand
-from spatialstale_evals.world import dataset, lifetimes, stats
-from spatialstale_evals.world.grid import GridError
+from spatialstale_evals.world import dataset, lifetimes, output_folder, stats
+from spatialstale_evals.world.grid import GridError, validate_size
 from spatialstale_evals.world.regimes import RegimeError
 
 
@@ -27,7 +27,20 @@ def _sizes(text: str) -> list[tuple[int, int]]:
 def _datasets_generate(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     (h, w), *more = args.size
-    out = dataset.write(args.out, args.master_seed, args.count, h, w, more_sizes=more)
+    output_folder.check_numbers(args.master_seed, args.count)
+    for height, width in args.size:
+        validate_size(height, width)
+    out = output_folder.check_out(args.out, args.force)
+    try:
+        _write_sets(out, args, h, w, more)
+    except OSError as exc:
+        raise dataset.DatasetError(f"--out {args.out}: cannot write ({exc})") from None
+    print(f"generated in {time.perf_counter() - start:.2f} s")
+    return 0
+
+
+def _write_sets(out: Path, args: argparse.Namespace, h: int, w: int, more: list[tuple[int, int]]) -> None:
+    out = dataset.write(out, args.master_seed, args.count, h, w, more_sizes=more)
     for size in dataset.sizes_of(out):
         folder = dataset.resolve(out, size)
         for name, entry in dataset.read_manifest(folder)["files"].items():
@@ -35,8 +48,6 @@ def _datasets_generate(args: argparse.Namespace) -> int:
     lives = lifetimes.write(out, args.master_seed, args.count, h, w)  # the lifelong task's, on the top size's instances
     for name, entry in dataset.read_manifest(lives)["files"].items():
         print(f"{lives / name}: {entry['instances']} lifetimes, sha256 {entry['sha256'][:16]}...")
-    print(f"generated in {time.perf_counter() - start:.2f} s")
-    return 0
 
 
 def _chosen_sizes(args: argparse.Namespace) -> list[str]:
@@ -129,12 +140,26 @@ def build_parser() -> argparse.ArgumentParser:
             "the lifelong task's lifetimes on them in lifelong/, and a sub-folder for each further --size. "
             "With the default seed and count and "
             f"--size {','.join(dataset.SIZES)} it is a byte-for-byte copy of the canonical set (which ships inside "
-            f"the package, spatialstale_evals/data/{dataset.DATASET_VERSION}, and is never written by this command)."
+            f"the package, spatialstale_evals/data/{dataset.DATASET_VERSION}). A folder inside the installed "
+            "package, or one that holds a canonical set, is refused unless --force."
         ),
     )
-    gen.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write (created if missing)")
-    gen.add_argument("--master-seed", type=int, default=dataset.MASTER_SEED)
-    gen.add_argument("--count", type=int, default=dataset.DEFAULT_COUNT, help="instances per regime")
+    gen.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="folder to write (created if missing); not inside the package nor a canonical set's, unless --force",
+    )
+    gen.add_argument("--master-seed", type=int, default=dataset.MASTER_SEED, help=f"0..{dataset.MAX_SEED}")
+    gen.add_argument(
+        "--count", type=int, default=dataset.DEFAULT_COUNT, help=f"instances per regime (1..{dataset.MAX_COUNT})"
+    )
+    gen.add_argument(
+        "--force",
+        action="store_true",
+        help="write even into the installed package or over a canonical set (docs/extending.md: a new regime)",
+    )
     gen.add_argument(
         "--size",
         type=_sizes,

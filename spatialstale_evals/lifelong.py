@@ -116,7 +116,7 @@ def lifelong(
     check_args(
         regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, max_steps, epochs, memory
     )
-    lives = LifetimeSet.load(dataset, regime)
+    lives = LifetimeSet.load(dataset, regime, episodes)
     first = next(iter(lives.lives.values()))
     if covers_grid(first.height, first.width, view_radius):
         view_radius = None
@@ -142,7 +142,7 @@ def lifelong(
     )
     return family_task(
         "lifelong",
-        {"regime": regime, **params},
+        {"regime": regime, **params, **lives.sha256},
         dataset=lives.samples(params),
         solver=lifelong_loop(lives, settings),
         scorer=lifelong_scorer(episodes),
@@ -162,5 +162,5 @@ def lifelong_with_agent(agent: AgentFactory, **args: Any) -> Task:
     base = lifelong(**args)
     meta = base.metadata or {}
     settings = LifelongSettings(**{f.name: meta[f.name] for f in fields(LifelongSettings) if f.name != "agent"})
-    lives = LifetimeSet.load(args.get("dataset"), str(meta["regime"]))
+    lives = LifetimeSet.load(args.get("dataset"), str(meta["regime"]), settings.episodes)
     return task_with(base, solver=lifelong_loop(lives, settings, agent), metadata=meta | {"agent": "custom"})

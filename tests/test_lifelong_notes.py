@@ -1,13 +1,21 @@
 """The lifelong task's note parser and note scores: every supported form
-round-trips, junk never raises and is counted, and the scores equal counts
-made here by hand from small lakes."""
+round-trips, junk never raises and is counted, the labelled corpus
+(``tests/_notes_corpus.py``) is never read as the opposite nor firm where it is
+uncertain, digit runs are unreadable lines, and the scores equal counts made
+here by hand from small lakes."""
 
 from __future__ import annotations
 
 import math
 import random
+import re
+from collections import Counter
+from pathlib import Path
 
+import _notes_corpus
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from spatialstale_evals.lifetime.notes import (
     death_cause,
@@ -61,10 +69,11 @@ def test_junk_never_raises_and_is_counted_as_unparsed():
         "/memories/huge.md": ("blah " * 20 + "\n") * 5000 + "HOLE at (1,1)\n",
     }
     notes = parse_notes(files, 4, 4)
-    assert notes.claims == {(1, 1): {"HOLE"}}
-    # prose 4 + nested 2 ("(1,1) hole??": no separator before the word) + huge 5000, and the binary file's
+    assert notes.claims == {(1, 1): {"HOLE"}}  # "not safe at (1,1)" and the huge file's last line
+    # prose 2 + "(3,4) is not safe" (off the 4x4 grid) + "(9,9): hole" + huge 5000, and the binary file's
     # 3 lines (its one "\n" is chr(10) of the second part; other control characters end no line)
-    assert notes.unparsed_lines == 4 + 2 + 5000 + 3
+    assert notes.unparsed_lines == 2 + 1 + 1 + 5000 + 3
+    assert notes.ambiguous_lines == 1  # "(1,1) hole?? maybe"
     assert notes.memory_bytes == sum(len(t.encode()) for t in files.values())
 
 
@@ -83,6 +92,7 @@ def test_contradictions_are_conflicting_cells_with_one_true_and_one_false_claim(
         "seen_cells": 3,
         "covered_cells": 2,
         "unparsed_lines": 0,
+        "ambiguous_lines": 0,
         "memory_bytes": sum(len(t) for t in files.values()),
     }
     assert death_cause(notes, (1, 1)) == "conflicting_note"
@@ -110,3 +120,136 @@ def test_empty_store_scores_zero_claims_and_nan_ratios_are_left_to_the_metrics()
     scores = note_scores(parse_notes({}, 4, 4), GRID, seen=[])
     assert scores["claims"] == scores["seen_cells"] == scores["memory_bytes"] == 0
     assert math.isnan(float("nan"))  # the ratio of 0/0 is NaN downstream (metrics test)
+
+
+# --- the labelled corpus: never the opposite, never firm when uncertain ---------------------------------
+
+CORPUS = _notes_corpus.load()
+
+
+def test_the_corpus_holds_over_200_entries_of_every_documented_form():
+    forms = {e["form"] for e in CORPUS}
+    assert len(CORPUS) >= 200
+    documented = {"recommended", "cell_state", "negation", "update", "list", "row_col", "json", "table", "map"}
+    assert documented | {"ambiguous", "nothing", "model"} <= forms
+    multi_line = [e for e in CORPUS if "\n" in e["text"]]
+    assert {e["form"] for e in multi_line} >= {"json", "table", "map", "list"}
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=[f"{i}-{e['form']}" for i, e in enumerate(CORPUS)])
+def test_no_corpus_entry_is_read_as_the_opposite_or_as_firm_when_uncertain(entry):
+    got, read, want = _notes_corpus.outcome(entry)
+    assert got not in ("opposite", "ambiguous_as_firm", "extra"), (entry, sorted(read), sorted(want))
+
+
+def test_the_documented_forms_and_the_issues_examples_read_exactly():
+    for line, claims in {
+        "no hole at (3,4)": {(3, 4): {"SAFE"}},
+        "not a hole at (3,4)": {(3, 4): {"SAFE"}},
+        "there is no hole at (3,4)": {(3, 4): {"SAFE"}},
+        "was safe at (3,4), now it's a hole": {(3, 4): {"HOLE"}},
+        "isn't safe at (3,4)": {(3, 4): {"HOLE"}},
+        "never safe at (3,4)": {(3, 4): {"HOLE"}},
+        "HOLE at (3,4) is now SAFE": {(3, 4): {"SAFE"}},
+        "(3,4): hole -> safe": {(3, 4): {"SAFE"}},
+        "Holes: (3,4), (5,6)": {(3, 4): {"HOLE"}, (5, 6): {"HOLE"}},
+        "SAFE: (3,4)": {(3, 4): {"SAFE"}},
+        "row 3 col 4: hole": {(3, 4): {"HOLE"}},
+        "(3,4) is now safe": {(3, 4): {"SAFE"}},
+        "safe at (3,4) and (3,5)": {(3, 4): {"SAFE"}, (3, 5): {"SAFE"}},
+        '{"(3,4)": "hole"}': {(3, 4): {"HOLE"}},
+        "| cell | state |\n|---|---|\n| (3,4) | hole |": {(3, 4): {"HOLE"}},
+    }.items():
+        notes = parse_notes({"/memories/n.md": line}, 8, 8)
+        assert (notes.claims, notes.ambiguous_lines, notes.unparsed_lines) == (claims, 0, 0), line
+    for line in ("maybe hole at (2,2)", "HOLE at (2,2)?", "(2,2) probably safe", "(2,2) might be a hole",
+                 "(2,2) is safe. (2,2) is a hole."):
+        notes = parse_notes({"/memories/n.md": line}, 8, 8)
+        assert (notes.claims, notes.ambiguous_lines, notes.unparsed_lines) == ({}, 1, 0), line
+
+
+def test_the_share_the_docs_state_is_the_corpus_result():
+    total = sum(_notes_corpus.table().values(), Counter())
+    assert total["opposite"] == total["ambiguous_as_firm"] == total["extra"] == 0
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "lifelong.md").read_text(encoding="utf-8")
+    said = r"(\d+)\s+of\s+the\s+corpus's\s+(\d+)\s+entries.*?;\s+(\d+)\s+of\s+its\s+(\d+)\s+readable\s+entries"
+    stated = re.search(said, docs, re.S)
+    assert stated is not None, "docs/lifelong.md states the corpus result"
+    assert tuple(map(int, stated.groups())) == (
+        sum(1 for _ in CORPUS) - total["opposite"] - total["ambiguous_as_firm"] - total["extra"],
+        len(CORPUS),
+        total["readable_correct"],
+        total["readable"],
+    )
+
+
+def test_ambiguous_lines_are_counted_into_the_note_scores():
+    notes = parse_notes({"/memories/n.md": "SAFE at (0,1)\nmaybe HOLE at (1,1)\nHOLE at (2,2)?\nblah"}, 4, 4)
+    scores = note_scores(notes, GRID, seen=[])
+    assert (scores["claims"], scores["ambiguous_lines"], scores["unparsed_lines"]) == (1, 2, 1)
+
+
+def test_format_notes_reads_back_exactly_on_every_grid_size():
+    rng = random.Random(7)
+    for size in (4, 8, 16, 32):
+        cells = {(r, c): rng.choice("SFHG") for r in range(size) for c in range(size) if rng.random() < 0.6}
+        notes = parse_notes({"/memories/lake.md": format_notes(cells)}, size, size)
+        assert notes.claims == {cell: {"HOLE" if k == "H" else "SAFE"} for cell, k in cells.items()}
+        assert notes.unparsed_lines == notes.ambiguous_lines == 0
+
+
+# --- digit runs (issue 37): bounded numbers, never an exception -------------------------------------------
+
+DIGIT_TEMPLATES = [
+    "SAFE at (1,{d})",
+    "HOLE at ({d},1)",
+    "({d},{d}): hole",
+    "row {d} col 2: hole",
+    "r{d}c1 hole",
+    "[1,{d}]: safe",
+    '{{"cell": [{d}, 1], "state": "hole"}}',
+    '{{"holes": [[1, {d}]], "safe": [[{d}.5, 0]]}}',
+    '{{"({d},1)": "hole"}}',
+    "| row | col | type |\n|---|---|---|\n| {d} | 1 | H |",
+    "| ({d},1) | hole |",
+    "Holes:\n- (1,{d})",
+    "Map (S=start, H=hole):\n0: {d}",
+    "(1,1)={d}",
+]
+
+
+@given(
+    n=st.integers(1_000, 100_000),
+    template=st.sampled_from(DIGIT_TEMPLATES),
+    digit=st.sampled_from("0123456789"),
+)
+@settings(max_examples=60, deadline=None)
+def test_digit_runs_of_a_thousand_to_a_hundred_thousand_never_raise_and_are_unreadable(n, template, digit):
+    text = template.format(d=digit * n)
+    notes = parse_notes({"/memories/n.md": text, "/memories/ok.md": "HOLE at (1,1)"}, 8, 8)
+    assert notes.claims == {(1, 1): {"HOLE"}}  # the digit run claims nothing; the good file is still read
+    assert notes.unparsed_lines + notes.ambiguous_lines >= 1  # counted, never silently dropped
+
+
+def test_a_digit_run_beside_claims_leaves_them_read():
+    text = "SAFE at (0,1) " + "9" * 100_000 + "\nSAFE at (1," + "7" * 5000 + ")\nHOLE at (2,2)"
+    notes = parse_notes({"/memories/n.md": text}, 4, 4)
+    assert notes.claims == {(0, 1): {"SAFE"}, (2, 2): {"HOLE"}}
+    assert notes.unparsed_lines == 1
+
+
+NOTE_PIECES = [
+    "SAFE", "HOLE", "hole", "safe", "not", "no longer", "was", "now", "->", "maybe", "?", ":", "=", ",", ";", ".",
+    "and", "(3,4)", "( 1 , 2 )", "[2,3]", "r1c2", "row 2 col 3", "(9,9)", "H", "F", "S", "G", "|", "|---|", "{", "}",
+    "[", "]", '"cell"', '"holes"', '"state"', "[[1,2]]", "true", "false", "Map:", "Holes:", "- ", "#", "```", "SFHG",
+    "????", "\n", "\n", " ", "12345678", "changed from", "to", "at", "is", "isn't", "never", "x", "X = hole",
+]
+
+
+@given(st.lists(st.sampled_from(NOTE_PIECES) | st.text(max_size=6), max_size=60))
+@settings(max_examples=150, deadline=None)
+def test_any_mix_of_note_pieces_parses_without_error_to_claims_on_the_grid(pieces):
+    text = " ".join(pieces)
+    notes = parse_notes({"/memories/n.md": text}, 4, 4)
+    assert all(0 <= r < 4 and 0 <= c < 4 and made <= {"SAFE", "HOLE"} for (r, c), made in notes.claims.items())
+    assert notes.unparsed_lines <= len(text.split("\n"))

@@ -158,6 +158,14 @@ def test_generate_writes_only_where_it_is_told(installed: tuple[Path, Path]) -> 
     # a fresh process: the package's own regimes, one file each, and the lifelong task's lifetimes
     made_here = sorted(p.name for p in (work / "mine").iterdir())
     assert made_here == sorted([*regime_files(BUILTIN_REGIMES), dataset.MANIFEST, LIFETIME_DIR])
+    # the installed package's canonical set is refused (issue 37), and left as it was
+    where = _run([str(bin_dir / "python"), "-c", "from spatialstale_evals.world import dataset; "
+                  "print(dataset.CANONICAL_DIR)"], cwd=work).stdout.strip()  # fmt: skip
+    assert where.startswith(str(bin_dir.parent)), where
+    manifest = (Path(where) / dataset.MANIFEST).read_bytes()
+    refused = _run([str(bin_dir / "spatialstale"), "datasets", "generate", "--out", where, "--count", "2"], cwd=work)
+    assert refused.returncode == 2 and "lies inside the installed package" in refused.stderr, refused.stderr
+    assert (Path(where) / dataset.MANIFEST).read_bytes() == manifest
 
 
 def test_inspect_runs_the_registered_tasks_from_anywhere(installed: tuple[Path, Path]) -> None:

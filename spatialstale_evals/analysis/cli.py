@@ -21,12 +21,15 @@ from spatialstale_evals.paper import ALPHA
 
 def report_command(args: argparse.Namespace) -> int:
     from spatialstale_evals.analysis.report import build_report
+    from spatialstale_evals.harness.family import families
+    from spatialstale_evals.world.output_folder import make_folder
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
+            make_folder(args.out)
             report = build_report(args.log_dir, args.out, alpha=args.alpha, model_info=args.model_info)
-        except (FileNotFoundError, ValueError) as exc:
+        except (OSError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
     for w in caught:
@@ -34,11 +37,10 @@ def report_command(args: argparse.Namespace) -> int:
             print(f"warning: {w.message}", file=sys.stderr)
     if not args.quiet:
         print(report.terminal_text())
-    print(
-        f"wrote {report.markdown} and {len(report.plots)} plot(s) in {report.seconds:.1f} s "
-        f"({len(report.logset.detect)} detect samples, {len(report.logset.navigate)} navigate episodes, "
-        f"{len(report.logset.probe)} probe samples, {len(report.logset.stale)} stale scenarios)"
+    counts = ", ".join(
+        f"{len(report.logset.records.get(name, ()))} {name} {family.unit}(s)" for name, family in families().items()
     )
+    print(f"wrote {report.markdown} and {len(report.plots)} plot(s) in {report.seconds:.1f} s ({counts})")
     return 0
 
 

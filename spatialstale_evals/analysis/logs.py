@@ -17,8 +17,10 @@ What gets counted:
   (status ``success``) before partial ones (interrupted, cancelled, error),
   newer before older. So a rerun replaces what it reran, an ``eval_set``
   retry that copied the finished samples of a failed attempt is not counted
-  twice, a partial run contributes what it finished, and the same file
-  present twice (same eval id) is read once.
+  twice, and a partial run contributes what it finished.
+- Files of one eval (the same eval id: a copy, an ``eval-retry`` log) are all
+  read, and the most complete readable copy is kept (``copies.py``); every
+  other copy is listed as skipped with the reason.
 - Samples that ended in an error or have no score are not counted.
 
 The headers go through ``inspect_ai.analysis.evals_df`` and the samples
@@ -39,6 +41,8 @@ import pandas as pd
 from inspect_ai.analysis import EvalColumn, evals_df
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
+from spatialstale_evals.analysis import contents
+from spatialstale_evals.analysis.copies import batches, choose_copies, unreadable
 from spatialstale_evals.analysis.records import read_samples
 from spatialstale_evals.harness.audit import FORMATS
 from spatialstale_evals.harness.family import TaskFamily, families
@@ -88,14 +92,20 @@ def effective_args(log: EvalLog) -> dict[str, Any]:
     """The task arguments as the task ran them: ``EFFECTIVE_ARGS`` from its
     metadata, ``IMPLIED_ARGS`` of its task version where it names none; for
     ``stale``, the corpus by its content (``corpus``: the SHA-256 the log
-    records) in place of where it was read from, so runs on different contents
-    are never pooled and runs on one content are, whatever its path."""
+    records) in place of where it was read from, and for the other families the
+    dataset by the digests the log records (``contents.py``: none for the
+    canonical contents), so runs on different contents are never pooled and
+    runs on one content are, whatever its path."""
     args, meta = dict(log.eval.task_args or {}), log.eval.metadata or {}
     family = str(suite_family(log))
     implied = IMPLIED_ARGS.get((family, str(log.eval.task_version)), {})
     args = implied | args | {k: meta[k] for k in EFFECTIVE_ARGS if k in args and k in meta}
     if family == "stale" and meta.get("file_sha256"):
         args = {k: v for k, v in args.items() if k not in CORPUS_LOCATION_ARGS} | {"corpus": meta["file_sha256"]}
+    if any(meta.get(k) for k in contents.DIGEST_KEYS):
+        args.pop("dataset", None)
+        key = contents.dataset_key(meta)
+        args |= {"dataset": key} if key else {}
     return args
 
 
@@ -118,7 +128,8 @@ class LogSet:
 
     Attributes:
         evals: One row per suite log found (``evals_df`` columns plus ``family``,
-            ``model``, ``config``, ``key``, ``complete``, ``used_samples``).
+            ``model``, ``config``, ``key``, ``complete``, ``used_samples``, and
+            ``unused``: why a log gave no record, '' when it gave some).
         records: Per family, one row per counted sample-epoch (a navigate
             episode, a stale scenario): the common fields and the family's own
             (``TaskFamily.record``). ``logset.detect`` is ``logset.records["detect"]``.
@@ -185,7 +196,12 @@ def config_label(family: str, task_args: dict[str, Any], roles: dict[str, str], 
         output = task_args.get("output", defaults.get("output"))
         if key == "threshold" and output in FORMATS and not FORMATS[output].thresholded:
             continue
-        shown = f"sha256:{str(value)[:12]}" if key == "corpus" else _fmt(value)  # the key keeps all 64
+        if key == "corpus":
+            shown = f"sha256:{str(value)[:12]}"  # the key keeps all 64
+        elif key == "dataset" and str(value).startswith(contents.PREFIX):
+            shown = f"sha256:{contents.label(str(value))} (not canonical)"
+        else:
+            shown = _fmt(value)
         parts.append(f"{key}={shown}")
     parts += [f"{role}={model}" for role, model in roles.items()]
     return ", ".join(parts)
@@ -255,7 +271,8 @@ def eval_table(headers: list[EvalLog]) -> pd.DataFrame:
         return pd.DataFrame(
             columns=["eval_id", "log", "family", "model", "config", "key", "status", "complete", "when", "epochs"]
         )
-    df = evals_df(headers, columns=_eval_columns(), quiet=True)
+    # evals_df keeps one row per eval id: a batch per copy, so every copy has its row
+    df = pd.concat([evals_df(b, columns=_eval_columns(), quiet=True) for b in batches(headers)], ignore_index=True)
     df = df.astype(object).where(df.notna(), None)
     models, configs, keys = [], [], []
     for row in df.itertuples():
@@ -359,30 +376,49 @@ def factor_levels(task_args: dict[str, Any], row: Any, family: TaskFamily) -> di
     }
 
 
+def _unused(samples: pd.DataFrame, done: set[tuple[str, int]]) -> str:
+    """Why a log that was read gave no record: its samples were counted from a
+    better log (``superseded``), or none of them is usable (errored, unscored)."""
+    if any((str(s.id), int(s.epoch)) in done for s in samples.itertuples()):
+        return "superseded"
+    errored = sum(1 for s in samples.itertuples() if s.error)
+    return f"no usable sample: {errored} errored, {len(samples) - errored} unscored"
+
+
+def _skip(skipped: list[tuple[str, str]], path: str, reason: str) -> None:
+    skipped.append((path, reason))
+    warnings.warn(f"skipping {path}: {reason}", SkippedLog, stacklevel=3)
+
+
 def load(log_dir: str | Path) -> LogSet:
-    """Read every suite log under ``log_dir``; see the module docstring for the rules."""
+    """Read every suite log under ``log_dir``; see the module docstring for the rules.
+    ``evals["unused"]`` says why a log gave no record ('' when it gave some)."""
     headers, skipped = scan(log_dir)
-    evals = eval_table(headers)
+    evals, aside, read = choose_copies(eval_table(headers), read_samples)
+    for path, reason in aside:
+        _skip(skipped, path, reason)
     rows: dict[str, list[dict[str, Any]]] = {family: [] for family in families()}
     used: list[int] = []
-    seen_eval_ids: set[str] = set()
+    unused: list[str] = []
     seen: dict[str, set[tuple[str, int]]] = {}
     for row in evals.itertuples():
         done = seen.setdefault(row.key, set())
-        if row.eval_id in seen_eval_ids or _covered(row, done):
+        if _covered(row, done):
             used.append(0)
+            unused.append("superseded")
             continue
-        seen_eval_ids.add(row.eval_id)
         try:
-            samples = read_samples(row.log, row.family)
+            samples = read[row.log] if row.log in read else read_samples(row.log, row.family)
         except Exception as exc:  # noqa: BLE001 - a log whose samples cannot be read is skipped
-            reason = f"unreadable samples ({type(exc).__name__}: {str(exc)[:200]})"
-            skipped.append((row.log, reason))
-            warnings.warn(f"skipping {row.log}: {reason}", SkippedLog, stacklevel=2)
+            _skip(skipped, row.log, unreadable(exc))
             used.append(0)
+            unused.append("unreadable: see Skipped")
             continue
+        why = _unused(samples, done)
         new = _records(row, samples, done)
         rows[row.family].extend(new)
         used.append(len(new))
+        unused.append("" if new else why)
     evals["used_samples"] = used
+    evals["unused"] = unused
     return LogSet(evals=evals, records={family: pd.DataFrame(r) for family, r in rows.items()}, skipped=skipped)

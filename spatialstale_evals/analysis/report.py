@@ -106,7 +106,7 @@ def _inputs_table(evals: pd.DataFrame) -> pd.DataFrame:
                 "model": r.model,
                 "cell": cell,
                 "config": r.config,
-                "status": r.status + ("" if r.used_samples else " (superseded)"),
+                "status": r.status + (f" ({r.unused})" if r.unused else ""),
                 "epochs": r.epochs,
                 "used_samples": r.used_samples,
             }
@@ -169,12 +169,15 @@ def render_markdown(
             rendered[name] = markdown_table(df, SPECS[name]) if not df.empty else f"_{MISSING[name]}_"
         else:  # a family's own section (``analysis/families.py``)
             rendered[name] = plain_markdown(df) if not df.empty else f"_No {name.split(':')[0]} logs._"
-    used = int((logset.evals["used_samples"] > 0).sum()) if not logset.evals.empty else 0
+    evals = logset.evals
+    used = int((evals["used_samples"] > 0).sum()) if not evals.empty else 0
+    superseded = int((evals["unused"] == "superseded").sum()) if not evals.empty else 0
     lines = [
         "# SpatialSTALE report",
         "",
         f"Logs: `{log_dir}`; generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}. "
-        f"{used} log(s) counted, {len(logset.evals) - used} superseded, {len(logset.skipped)} skipped; "
+        f"{used} log(s) counted, {superseded} superseded, {len(evals) - used - superseded} with no usable sample, "
+        f"{len(logset.skipped)} skipped; "
         + ", ".join(f"{len(logset.records.get(name, ()))} {name} {f.unit}(s)" for name, f in families().items())
         + ".",
         "",

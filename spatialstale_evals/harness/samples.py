@@ -41,6 +41,8 @@ class InstanceSet:
 
     name: str
     by_id: Mapping[str, Instance]
+    #: The SHA-256 of the instance file read (``world.dataset.content_sha256``).
+    sha256: str = ""
 
     @classmethod
     def load(cls, dataset: str | Path | None, regime: str, size: str | None = None) -> InstanceSet:
@@ -58,7 +60,8 @@ class InstanceSet:
         folder = Path(dataset).name if dataset is not None else world_dataset.DATASET_VERSION
         if size is not None and world_dataset.own_size(world_dataset.resolve(dataset)) != size:
             folder += f"/{size}"
-        return cls(f"{folder}/{regime}", {inst.id: inst for inst in instances})
+        digest = world_dataset.content_sha256(dataset, regime, size)
+        return cls(f"{folder}/{regime}", {inst.id: inst for inst in instances}, digest)
 
     @property
     def size(self) -> str:

@@ -27,12 +27,13 @@ from inspect_ai import Task
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
 
+from spatialstale_evals.harness.cli_epochs import check_cli_epochs
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, check_render, settings_from
 from spatialstale_evals.harness.params import changed, check_bool, check_choice, pick, reject_unknown
 from spatialstale_evals.harness.samples import InstanceSet
 from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.metadata import task_name, task_version
-from spatialstale_evals.world.dataset import SIZES
+from spatialstale_evals.world.dataset import DIGEST_KEY, SIZES
 from spatialstale_evals.world.instance import Instance
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -81,7 +82,9 @@ def family_task(
     """A task of ``family``: named as every run of it logs (``task_name``), at
     the suite's version, its metadata ``task_family`` then ``metadata``, its
     ``epochs`` reduced by ``counts_mean`` (the pooled metrics' counts averaged
-    with the headline values); ``task_args`` are the rest of ``Task``'s arguments."""
+    with the headline values); ``task_args`` are the rest of ``Task``'s arguments.
+    ``inspect eval --epochs 0`` is refused here (``cli_epochs.py``)."""
+    check_cli_epochs()
     return task_class(
         name=task_name(family),
         version=task_version(),
@@ -156,7 +159,8 @@ class GridTaskBody:
         defaults (``shown``: parameters the input names in another form,
         after the rest). The task's metadata: ``task_family``, ``regime``,
         ``metadata``, then every parameter. ``task_args`` are the rest of
-        ``Task``'s arguments (``metrics``, ``epochs``)."""
+        ``Task``'s arguments (``metrics``, ``epochs``), and the SHA-256 of the
+        instance file read (``DIGEST_KEY``: the report groups runs by it)."""
         if self._loaded is None:
             raise RuntimeError(f"{self.family}: load() the instances before building the task")
         regime, instances = self._loaded
@@ -165,7 +169,7 @@ class GridTaskBody:
         listed = {k: v for k, v in params.items() if k not in shown} | changed(self.task, self.factors | self.options)
         return family_task(
             self.family,
-            {"regime": regime, **(metadata or {}), **every},
+            {"regime": regime, **(metadata or {}), **every, DIGEST_KEY: instances.sha256},
             task_class,
             dataset=instances.samples(self.family, every, listed | shown),
             solver=solver(instances, settings_from(settings, every | dict(settings_args or {}))),

@@ -1,67 +1,42 @@
 """The agent's own notes, read as cell claims and scored against the lake.
 
-What the parser reads, line by line, in every file of the memory store (any
-path, any name):
-
-* the recommended format: ``SAFE at (r,c)`` and ``HOLE at (r,c)``, and the
-  paper's entry lines (``[mem_021] SAFE at (2,5): ...``, ``DANGER at (4,7)``),
-  with any text around them; ``DANGER`` is a hole claim;
-* a claim word of more than one letter, other than start and goal, before
-  the cell (``hole at (3,4)``, ``ice at (0,2)``; so the observation's
-  ``Goal at (7,7).`` line claims nothing);
-* a cell followed by ``:``, ``=``, ``-``, ``->`` or ``is`` and a claim word
-  (after an optional ``a``/``an``): ``(3,4): hole``, ``(3,4) = safe``,
-  ``(3,4) is a hole``, and the text
-  observation's own cell format ``(3,4)=F`` (``S``, ``G`` and ``F`` are safe,
-  ``H`` a hole, ``?`` no claim), so a copied map row is read cell by cell.
-
-Claim words (case-insensitive): safe, ice, frozen, start, goal, F, S, G are
-SAFE; hole, danger, dangerous, deadly, H are HOLE. A word preceded by ``not``
-or ``no longer`` is no claim. Spaces inside the cell are allowed
-(``( 3 , 4 )``); a cell off the grid is no claim. A line may hold several
-claims. A non-blank line that is not a Markdown heading (``#``) and holds no
-claim, and no ``?`` cell of a copied map, is an unparsed line: counted, never
-penalised.
+The parser reads every file of the memory store (any path, any name) entry by
+entry: a line, or a structured block (JSON, a Markdown table, a copied map, a
+list under a ``Holes:`` header) in ``note_blocks``, read by the one line
+grammar of ``note_forms``. The forms are documented in docs/lifelong.md
+("How notes are read"); the rule is *when in doubt, read nothing; never the
+opposite*. A line that is uncertain (``maybe``, ``?``, opposite claims about
+one cell that no update word orders) is an ambiguous line: counted, no claim.
+A non-blank line that is no Markdown heading, holds no claim, no ``?`` cell of
+a copied map and no past claim is an unparsed line: counted, never penalised.
+A cell off the grid, or a number of five digits or more, is no cell.
 
 The scores (``note_scores``) are over distinct (cell, claim) pairs: a cell
-claimed both ways is a conflicting cell and holds one true and one false
-claim. Everything here is a pure function of the notes and the truth.
+claimed both ways (on different lines) is a conflicting cell and holds one
+true and one false claim. Everything here is a pure function of the notes and
+the truth.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from spatialstale_evals.lifetime.note_blocks import read_text
+from spatialstale_evals.lifetime.note_forms import HOLE_CLAIM, SAFE, read_line
 from spatialstale_evals.world.grid import HOLE, Cell, Grid
 
-SAFE, HOLE_CLAIM = "SAFE", "HOLE"
 CLAIMS = (SAFE, HOLE_CLAIM)
-_SAFE_WORDS = ("safe", "ice", "frozen", "start", "goal", "f", "s", "g")
-_HOLE_WORDS = ("hole", "danger", "dangerous", "deadly", "h")
-WORDS = {**{w: SAFE for w in _SAFE_WORDS}, **{w: HOLE_CLAIM for w in _HOLE_WORDS}}
-_WORD = "|".join(sorted(WORDS, key=len, reverse=True))
-#: Before a cell, only words of more than one letter that are not the position
-#: line's (``Agent at (0,0). Goal at (7,7).`` is no claim).
-_LONG_WORD = "|".join(sorted((w for w in WORDS if len(w) > 1 and w not in ("start", "goal")), key=len, reverse=True))
-_CELL = r"\(\s*(\d+)\s*,\s*(\d+)\s*\)"
-_NEGATED = r"(?<!not )(?<!no longer )"
-#: ``HOLE at (3,4)``, ``[mem_039] DANGER at (4,7)``, ``ice at (0,2)``.
-WORD_AT_CELL = re.compile(rf"{_NEGATED}\b({_LONG_WORD})\s+at\s+{_CELL}", re.IGNORECASE)
-#: ``(3,4): hole``, ``(3,4)=F``, ``(3,4) is ice``, ``(3,4) -> safe``.
-CELL_IS_WORD = re.compile(rf"{_CELL}\s*(?::|=|->|-|\bis\b)\s*(?:an?\s+)?({_WORD})\b", re.IGNORECASE)
-#: An out-of-view cell of a copied map row: read, no claim.
-UNSEEN_CELL = re.compile(rf"{_CELL}\s*=\s*\?")
 
 
 @dataclass
 class Notes:
     """What the store's files claim: cell -> the claims made of it, the
-    unparsed lines, and the store's size."""
+    unparsed and the ambiguous lines, and the store's size."""
 
     claims: dict[Cell, set[str]] = field(default_factory=dict)
     unparsed_lines: int = 0
+    ambiguous_lines: int = 0
     memory_bytes: int = 0
     files: int = 0
 
@@ -75,14 +50,9 @@ class Notes:
 
 def line_claims(line: str, height: int, width: int) -> tuple[list[tuple[Cell, str]], bool]:
     """The (cell, claim) pairs of one line, and whether the line was read at
-    all (it had a claim, or a ``?`` cell of a copied map)."""
-    found: list[tuple[Cell, str]] = []
-    for match in WORD_AT_CELL.finditer(line):
-        found.append(((int(match[2]), int(match[3])), WORDS[match[1].lower()]))
-    for match in CELL_IS_WORD.finditer(line):
-        found.append(((int(match[1]), int(match[2])), WORDS[match[3].lower()]))
-    inside = [(cell, claim) for cell, claim in found if 0 <= cell[0] < height and 0 <= cell[1] < width]
-    return inside, bool(inside) or bool(UNSEEN_CELL.search(line))
+    all (a claim, a ``?`` cell of a copied map, a past claim, or ambiguity)."""
+    reading = read_line(line, height, width)
+    return reading.claims, reading.read
 
 
 def parse_notes(files: Mapping[str, str], height: int, width: int) -> Notes:
@@ -91,14 +61,11 @@ def parse_notes(files: Mapping[str, str], height: int, width: int) -> Notes:
     for text in files.values():
         text = text if isinstance(text, str) else str(text)
         notes.memory_bytes += len(text.encode("utf-8", errors="replace"))
-        for line in text.split("\n"):  # as the memory tool numbers lines: \n only
-            stripped = line.strip()
-            if not stripped or stripped.startswith("#"):
-                continue
-            claims, read = line_claims(line, height, width)
-            for cell, claim in claims:
+        for entry in read_text(text, height, width):
+            for cell, claim in entry.reading.claims:
                 notes.claims.setdefault(cell, set()).add(claim)
-            notes.unparsed_lines += not read
+            notes.ambiguous_lines += entry.reading.ambiguous
+            notes.unparsed_lines += 0 if entry.reading.read else entry.lines
     return notes
 
 
@@ -123,6 +90,7 @@ NOTE_KEYS = (
     "seen_cells",
     "covered_cells",
     "unparsed_lines",
+    "ambiguous_lines",
     "memory_bytes",
 )
 
@@ -148,6 +116,7 @@ def note_scores(notes: Notes, grid: Grid, seen: Iterable[Cell]) -> dict[str, int
         "seen_cells": len(seen),
         "covered_cells": len(seen & set(notes.claims)),
         "unparsed_lines": notes.unparsed_lines,
+        "ambiguous_lines": notes.ambiguous_lines,
         "memory_bytes": notes.memory_bytes,
     }
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,19 +27,22 @@ class LifetimeSet:
     name: str
     lives: Mapping[str, Lifetime]
     instances: Mapping[str, Instance]
+    #: The SHA-256s of the files read, by task metadata key (``digests``).
+    sha256: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, dataset: str | Path | None, regime: str) -> LifetimeSet:
+    def load(cls, dataset: str | Path | None, regime: str, episodes: int | None = None) -> LifetimeSet:
         """The verified lifetimes of ``regime`` in ``dataset`` (None: the
-        canonical set) and their instances, checked to belong together."""
-        lives = {lt.id: lt for lt in lifetimes.load(dataset, regime)}
+        canonical set) and their instances, checked line by line to belong
+        together (``lifetimes.load``), each holding at least ``episodes``."""
+        lives = {lt.id: lt for lt in lifetimes.load(dataset, regime, episodes)}
         instances = {i.id: i for i in load_instances(dataset, regime)}
-        for life in lives.values():
-            inst = instances.get(life.id)
-            if inst is None or inst.seed != life.seed or inst.g0 != life.g0:
-                raise world_dataset.DatasetError(f"lifetime {life.id}: no matching instance in the dataset")
         folder = Path(dataset).name if dataset is not None else world_dataset.DATASET_VERSION
-        return cls(f"{folder}/{lifetimes.LIFETIME_DIR}/{regime}", lives, instances)
+        digests = {
+            world_dataset.DIGEST_KEY: world_dataset.content_sha256(dataset, regime),
+            lifetimes.DIGEST_KEY: lifetimes.content_sha256(dataset, regime),
+        }
+        return cls(f"{folder}/{lifetimes.LIFETIME_DIR}/{regime}", lives, instances, digests)
 
     def samples(self, params: Mapping[str, Any]) -> MemoryDataset:
         """One sample per lifetime; its input and target what ``inspect view``

@@ -29,6 +29,7 @@ import yaml
 
 from spatialstale_evals.harness.params import choices
 from spatialstale_evals.navigation.strategies import STRATEGIES
+from spatialstale_evals.runs.guard import LogFolderError
 from spatialstale_evals.runs.matrix import (
     TASK_FUNCTIONS,
     MatrixSpec,
@@ -117,7 +118,11 @@ def matrix_command(args: argparse.Namespace, extra: list[str]) -> int:
         return 0
     began = time.perf_counter()
     roles = dict(args.model_role) or None
-    ok, logs = run_matrix(spec, args.log_dir, model_args=dict(args.model_arg), model_roles=roles, **options)
+    try:
+        ok, logs = run_matrix(spec, args.log_dir, model_args=dict(args.model_arg), model_roles=roles, **options)
+    except LogFolderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     done = sum(1 for log in logs if log.status == "success")
     print(
         f"matrix {'complete' if ok else 'INCOMPLETE'}: {done}/{len(logs)} task log(s) finished in {args.log_dir} "

@@ -47,6 +47,7 @@ from spatialstale_evals.harness.params import NotApplicable, choices, defaults, 
 from spatialstale_evals.harness.samples import load_instances
 from spatialstale_evals.navigation.strategies import STRATEGIES
 from spatialstale_evals.runs.cost import estimate
+from spatialstale_evals.runs.guard import check_logs_readable, matrix_lock
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.regimes import REGIMES
 
@@ -340,10 +341,13 @@ def run_matrix(spec: MatrixSpec, log_dir: str | Path, **eval_set_args: Any) -> t
     ``model_roles``, ``max_connections``, ``max_tasks``, ``retry_attempts``,
     ``display``, generation settings, and anything else it accepts; an
     argument given overrides ``MATRIX_DEFAULTS``. The run's garbage collector
-    is tuned (``collector_tuned``).
+    is tuned (``collector_tuned``). A second run on the same local folder, or
+    a log in it that cannot be read, is a ``guard.LogFolderError`` before any
+    model call (``runs/guard.py``).
     """
     planned = plan(spec, estimate=False)
-    with collector_tuned():
+    with matrix_lock(log_dir), collector_tuned():
+        check_logs_readable(log_dir)
         return eval_set(
             [t.task for t in planned],
             log_dir=str(log_dir),

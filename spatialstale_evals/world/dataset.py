@@ -42,7 +42,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from spatialstale_evals.world.grid import MIN_SIDE, validate_size
+from spatialstale_evals.world.grid import MAX_SIDE, MIN_SIDE, validate_size
 from spatialstale_evals.world.instance import Instance, generate_instance
 from spatialstale_evals.world.regimes import REGIMES, validate_regime
 from spatialstale_evals.world.validate import LineError, check_line
@@ -53,6 +53,13 @@ DATASET_VERSION = "spatialstale-v1"
 GENERATOR_VERSION = "1.1.0"
 MASTER_SEED = 2024
 DEFAULT_COUNT = 50
+#: The most instances per regime a dataset may hold (``datasets generate --count``):
+#: 200 times the canonical 50, far past any run's need, and a 32x32 set of it
+#: (~1.5 GB of JSONL per regime) still fits on a disk.
+MAX_COUNT = 10_000
+#: The largest master seed: numpy seeds a generator with any non-negative
+#: integer; a seed past 2**63 - 1 is no longer one machine word in a manifest.
+MAX_SEED = 2**63 - 1
 MANIFEST = "MANIFEST.json"
 MANIFEST_KEYS = ("master_seed", "count", "height", "width", "files")
 #: JSONL files longer than this are stored gzip-compressed.
@@ -261,10 +268,15 @@ def read_manifest(folder: str | Path | Traversable) -> dict:
         raise DatasetError(f"{path}: unreadable manifest ({exc})") from exc
     if missing or not isinstance(manifest.get("files"), dict):
         raise DatasetError(f"{path}: manifest lacks {', '.join(missing) or 'a files table'}")
-    for key, low in (("height", MIN_SIDE), ("width", MIN_SIDE), ("count", 1), ("master_seed", 0)):
+    for key, low, high in (
+        ("height", MIN_SIDE, MAX_SIDE),
+        ("width", MIN_SIDE, MAX_SIDE),
+        ("count", 1, MAX_COUNT),
+        ("master_seed", 0, MAX_SEED),
+    ):
         value = manifest[key]
-        if type(value) is not int or value < low:
-            raise DatasetError(f"{path}: {key}: must be an integer of at least {low}, got {str(value)[:30]!r}")
+        if type(value) is not int or not low <= value <= high:
+            raise DatasetError(f"{path}: {key}: must be an integer in {low}..{high}, got {str(value)[:30]!r}")
     for name, entry in manifest["files"].items():
         ok = isinstance(entry, dict) and isinstance(entry.get("sha256"), str) and type(entry.get("instances")) is int
         if not ok or entry["instances"] < 1:
@@ -301,6 +313,20 @@ def verify_file(folder: Traversable, name: str, manifest: dict) -> bytes:
             "regenerate it with `spatialstale datasets generate`"
         )
     return data
+
+
+#: The task metadata key of the SHA-256 of the instance file a run read (``content_sha256``).
+DIGEST_KEY = "dataset_sha256"
+
+
+def content_sha256(dataset: str | Path | Traversable | None, regime: str, size: str | None = None) -> str:
+    """The SHA-256 of the JSONL text of ``regime``'s file (of ``size``: ``resolve``),
+    as its manifest lists it: ``load`` reads only a file that matches it. Every
+    log records it (``DIGEST_KEY``), so the report tells runs on different
+    contents apart whatever folder they were read from."""
+    folder = resolve(dataset, size)
+    manifest = read_manifest(folder)
+    return str(manifest["files"][regime_file(folder, manifest, regime)]["sha256"])
 
 
 def load(dataset: str | Path | Traversable | None, regime: str, size: str | None = None) -> list[Instance]:

@@ -40,9 +40,10 @@ from typing import Any
 import numpy as np
 
 from spatialstale_evals.world import dataset
-from spatialstale_evals.world.grid import Cell, Grid, flip_cells, has_path, validate_grid
+from spatialstale_evals.world.grid import Cell, Grid, flip_cells, validate_grid
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.regimes import Event, get_regime, grid_after_events, validate_regime
+from spatialstale_evals.world.validate import LineError, check_lifetime_line
 
 #: Episodes stored per lifetime (the task's ``episodes`` may be at most this).
 MAX_EPISODES = 10
@@ -121,15 +122,14 @@ class Lifetime:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Lifetime:
-        """A lifetime from its JSON line, every grid rebuilt and checked solvable."""
+        """A lifetime from its JSON line, every grid rebuilt (``load`` checks the
+        line first: ``validate.check_lifetime_line``)."""
         g0 = validate_grid(data["g0"])
         worlds: list[EpisodeWorld] = []
         previous_end = g0
-        for k, item in enumerate(data["episodes"], start=1):
+        for item in data["episodes"]:
             changes = tuple((int(r), int(c)) for r, c in item["changes"])
             grid = flip_cells(previous_end, changes)
-            if not has_path(grid):
-                raise ValueError(f"lifetime {data.get('id')!r}: episode {k} starts on a lake with no path")
             world = EpisodeWorld(grid, changes, tuple(Event.from_json(e) for e in item["events"]))
             worlds.append(world)
             previous_end = world.end_grid
@@ -217,20 +217,93 @@ def folder(data: str | Path | None) -> Any:
     return path
 
 
-def load(data: str | Path | None, regime: str) -> list[Lifetime]:
-    """The verified lifetimes of one regime (checksum checked first)."""
+def stored_episodes(where: Any, manifest: dict[str, Any]) -> int:
+    """The episodes every lifetime of the folder holds (its manifest's ``episodes``), checked in range."""
+    value = manifest.get("episodes")
+    if type(value) is not int or not 1 <= value <= MAX_EPISODES:
+        raise dataset.DatasetError(
+            f"{where / dataset.MANIFEST}: episodes: must be an integer in 1..{MAX_EPISODES}, got {str(value)[:30]!r}"
+        )
+    return value
+
+
+def load(data: str | Path | None, regime: str, episodes: int | None = None) -> list[Lifetime]:
+    """The verified lifetimes of one regime: the checksum first, then every line
+    checked (``validate.check_lifetime_line``) and matched to the instance on
+    the same line of the instance file, as many as both manifests list; with
+    ``episodes`` (a run's), the lifetimes must hold at least that many. Every
+    problem is a ``DatasetError`` naming the file, the line and the field,
+    raised before any model call."""
     validate_regime(regime)
     where = folder(data)
     manifest = dataset.read_manifest(where)
+    stored = stored_episodes(where, manifest)
+    if episodes is not None and episodes > stored:
+        raise dataset.DatasetError(
+            f"{where / dataset.MANIFEST}: episodes: the lifetimes hold {stored} episodes each; "
+            f"the run asks for {episodes} (-T episodes)"
+        )
     name = dataset.regime_file(where, manifest, regime)
-    text = dataset.verify_file(where, name, manifest).decode("utf-8")
-    lifetimes = []
+    path = where / name
+    try:
+        text = dataset.verify_file(where, name, manifest).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise dataset.DatasetError(f"{path}: not UTF-8 text ({exc})") from exc
+    instances = dataset.load(data, regime)
+    height, width = manifest["height"], manifest["width"]
+    lifetimes: list[Lifetime] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
         try:
-            lifetimes.append(Lifetime.from_json(json.loads(line)))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise dataset.DatasetError(f"{where / name}:{lineno}: bad lifetime ({exc})") from exc
+            raw = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            raise dataset.DatasetError(f"{path}:{lineno}: (line): not a JSON object ({str(exc)[:80]})") from None
+        try:
+            check_lifetime_line(raw, regime, height, width, stored)
+            life = Lifetime.from_json(raw)
+            _matches(life, instances[len(lifetimes)] if len(lifetimes) < len(instances) else None)
+        except LineError as exc:
+            raise dataset.DatasetError(f"{path}:{lineno}: {exc}") from None
+        lifetimes.append(life)
+    listed = manifest["files"][name]["instances"]
+    if len(lifetimes) != listed:
+        raise dataset.DatasetError(
+            f"{path}: holds {len(lifetimes)} lifetimes; {dataset.MANIFEST} (files.{name}) lists {listed}"
+        )
+    if len(lifetimes) != len(instances):
+        raise dataset.DatasetError(f"{path}: holds {len(lifetimes)} lifetimes for {len(instances)} instances")
     return lifetimes
+
+
+def _matches(life: Lifetime, instance: Instance | None) -> None:
+    """A lifetime is built on the instance of its line: the same id, seed, budget
+    and ``g0``, and its first episode is the instance's own grid and schedule."""
+    if instance is None:
+        raise LineError("id", f"{life.id!r}: a lifetime past the instance file's last line")
+    if life.id != instance.id:
+        raise LineError("id", f"{life.id!r}, but this line's instance is {instance.id!r} (one lifetime per instance, "
+                        "in the instance file's order)")  # fmt: skip
+    for name in ("seed", "max_steps", "g0"):
+        if getattr(life, name) != getattr(instance, name):
+            raise LineError(name, f"is not that of instance {instance.id}")
+    first = life.episodes[0]
+    if first.grid != instance.grid:
+        raise LineError("episodes[0].changes", f"do not give instance {instance.id}'s grid")
+    if first.events != tuple(instance.events):
+        raise LineError("episodes[0].events", f"are not instance {instance.id}'s schedule")
+
+
+#: The task metadata key of the SHA-256 of the lifetime file a run read (``content_sha256``).
+DIGEST_KEY = "lifetimes_sha256"
+
+
+def content_sha256(data: str | Path | None, regime: str) -> str:
+    """The SHA-256 of the JSONL text of ``regime``'s lifetime file, as its
+    manifest lists it (``load`` reads only a file that matches it)."""
+    where = folder(data)
+    manifest = dataset.read_manifest(where)
+    return str(manifest["files"][dataset.regime_file(where, manifest, regime)]["sha256"])
 
 
 def verify(data: str | Path | None) -> dict[str, int]:

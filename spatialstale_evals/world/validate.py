@@ -21,6 +21,16 @@ error naming the file, the line and the field (``file:line: field: problem``):
   (claim ``NOTE``, cell (-1,-1)) reads ``[note_03] Note: ...``;
 * the goal is reachable from the start on every grid an agent meets: ``g0``,
   ``grid`` and the grid after each event (the rule the generator draws by).
+
+A lifetime line (``world/lifetimes.py``, the ``lifelong`` task's files) is
+checked the same way (``check_lifetime_line``): the fields it shares with an
+instance line by the same rules; exactly the manifest's number of episodes,
+each's ``changes`` distinct ice or hole cells on the grid, its ``events`` by
+the rules above on the grid the episode starts on, and the goal reachable on
+every grid of every episode. Where both files are read (``lifetimes.load``),
+line N must be the lifetime of the instance on the instance file's line N
+(its id, seed, budget, ``g0``, and the instance's own grid and schedule as
+episode 1), and the files must hold as many lines as the manifests list.
 """
 
 from __future__ import annotations
@@ -86,11 +96,14 @@ def _grid(value: Any, field: str, height: int, width: int) -> tuple[str, ...]:
     return grid
 
 
-def _events(raw: list[Any], grid: tuple[str, ...], max_steps: int) -> list[tuple[int, list[tuple[int, int]]]]:
+def _events(
+    raw: list[Any], grid: tuple[str, ...], max_steps: int, prefix: str = "events"
+) -> list[tuple[int, list[tuple[int, int]]]]:
+    """The events of a schedule played on ``grid`` (``prefix``: the field that holds them)."""
     height, width = len(grid), len(grid[0])
     events, last = [], 0
     for i, event in enumerate(raw):
-        where = f"events[{i}]"
+        where = f"{prefix}[{i}]"
         if not isinstance(event, Mapping) or set(event) != {"step", "cells"}:
             raise LineError(where, f"must be {{step, cells}}, got {str(event)[:40]!r}")
         step = _integer(event["step"], f"{where}.step")
@@ -141,12 +154,13 @@ def _entry(raw: Any, index: int, g0: tuple[str, ...]) -> str:
     return eid
 
 
-def check_line(data: Any, regime: str, height: int, width: int) -> None:
-    """Every rule of the module docstring for one instance line (but the file-wide ones);
-    a ``LineError`` names the first field that breaks one."""
+def _identity(data: Any, fields: Sequence[str], regime: str, height: int, width: int) -> int:
+    """The fields an instance line and a lifetime line share: every field of
+    ``fields`` present, ``id`` text, ``regime`` the file's, ``seed`` an integer,
+    ``height`` and ``width`` the manifest's, ``max_steps`` in range; returns that."""
     if not isinstance(data, Mapping):
         raise LineError("(line)", f"must be a JSON object, got {type(data).__name__}")
-    missing = [k for k in INSTANCE_FIELDS if k not in data]
+    missing = [k for k in fields if k not in data]
     if missing:
         raise LineError(missing[0], "missing")
     _text(data["id"], "id")
@@ -159,6 +173,13 @@ def check_line(data: Any, regime: str, height: int, width: int) -> None:
     max_steps = _integer(data["max_steps"], "max_steps")
     if not 1 <= max_steps <= MAX_STEPS:
         raise LineError("max_steps", f"{max_steps} is outside 1..{MAX_STEPS}")
+    return max_steps
+
+
+def check_line(data: Any, regime: str, height: int, width: int) -> None:
+    """Every rule of the module docstring for one instance line (but the file-wide ones);
+    a ``LineError`` names the first field that breaks one."""
+    max_steps = _identity(data, INSTANCE_FIELDS, regime, height, width)
     g0, grid = _grid(data["g0"], "g0", height, width), _grid(data["grid"], "grid", height, width)
     changed = [(r, c) for r in range(height) for c in range(width) if g0[r][c] != grid[r][c]]
     if any(g0[r][c] not in (FROZEN, HOLE) or grid[r][c] not in (FROZEN, HOLE) for r, c in changed):
@@ -204,3 +225,47 @@ def _check_reachable(g0: tuple[str, ...], grid: tuple[str, ...], events: Sequenc
         current = flip_cells(current, cells)
         if not reachable(current):
             raise LineError(f"events[{i}]", f"after step {step} the goal cannot be reached from the start")
+
+
+# -- lifetimes (world/lifetimes.py) -------------------------------------------------
+
+LIFETIME_FIELDS = ("id", "regime", "seed", "height", "width", "max_steps", "g0", "episodes")
+
+
+def check_lifetime_line(data: Any, regime: str, height: int, width: int, episodes: int) -> None:
+    """Every rule of a lifetime line on its own (the module docstring's, for a
+    lifetime): the fields an instance line shares, each of its type and range;
+    ``g0`` a grid of the manifest's size; exactly ``episodes`` episodes (the
+    manifest's), each ``{changes, events}``, whose changes are distinct ice or
+    hole cells on the grid and whose events follow the instance rules on the
+    grid the episode starts on; the goal reachable on every grid an agent meets.
+    (That line N is the lifetime of the instance on the instance file's line N
+    is checked where both files are read: ``lifetimes.load``.)"""
+    max_steps = _identity(data, LIFETIME_FIELDS, regime, height, width)
+    end = _grid(data["g0"], "g0", height, width)
+    if not reachable(end):
+        raise LineError("g0", "the goal cannot be reached from the start")
+    worlds = _list(data["episodes"], "episodes")
+    if len(worlds) != episodes:
+        raise LineError("episodes", f"holds {len(worlds)} episodes; the manifest says every lifetime has {episodes}")
+    for k, world in enumerate(worlds):
+        where = f"episodes[{k}]"
+        if not isinstance(world, Mapping) or set(world) != {"changes", "events"}:
+            raise LineError(where, f"must be {{changes, events}}, got {str(world)[:40]!r}")
+        raw = _list(world["changes"], f"{where}.changes")
+        changes = [_cell(c, f"{where}.changes[{j}]", height, width) for j, c in enumerate(raw)]
+        for j, (r, c) in enumerate(changes):
+            if end[r][c] not in (FROZEN, HOLE):
+                raise LineError(f"{where}.changes[{j}]", f"({r},{c}) is {end[r][c]}: only ice and holes change")
+        if len(set(changes)) != len(changes):
+            twice = next(j for j, cell in enumerate(changes) if cell in changes[:j])
+            raise LineError(f"{where}.changes[{twice}]", f"{changes[twice]} is listed twice")
+        grid = flip_cells(end, changes)
+        if not reachable(grid):
+            raise LineError(f"{where}.changes", "the episode starts on a lake whose goal cannot be reached")
+        events = _events(_list(world["events"], f"{where}.events"), grid, max_steps, f"{where}.events")
+        for i, (step, cells) in enumerate(events):
+            grid = flip_cells(grid, cells)
+            if not reachable(grid):
+                raise LineError(f"{where}.events[{i}]", f"after step {step} the goal cannot be reached from the start")
+        end = grid

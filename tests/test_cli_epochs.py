@@ -1,0 +1,64 @@
+"""``inspect eval --epochs 0`` ran the task's default epoch without a word
+(Inspect's CLI reads 0 as "not given"; issue 37): the suite's tasks refuse it
+as they are built, before any model call, naming the option."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spatialstale_evals.detect import detect
+from spatialstale_evals.harness.cli_epochs import epochs_given_as_zero
+from spatialstale_evals.lifelong import lifelong
+from spatialstale_evals.stale import stale
+
+INSPECT = str(Path(sys.executable).parent / "inspect")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    "argv,found",
+    [
+        ([INSPECT, "eval", "detect.py", "--epochs", "0"], "--epochs 0"),
+        ([INSPECT, "eval", "detect.py", "--epochs=00"], "--epochs=00"),
+        (["/x/inspect_ai/__main__.py", "eval", "detect.py", "--epochs", "0"], "--epochs 0"),
+        ([INSPECT, "eval", "detect.py", "--epochs", "1"], None),
+        ([INSPECT, "eval", "detect.py", "-T", "epochs=0"], None),  # the task's own parameter: its own check
+        (["spatialstale", "matrix", "--epochs", "0"], None),  # not Inspect's CLI (the matrix checks its own)
+        (["pytest", "--epochs", "0"], None),
+    ],
+)
+def test_zero_epochs_given_to_inspects_cli_are_found(argv: list[str], found: str | None, monkeypatch) -> None:
+    monkeypatch.delenv("INSPECT_EVAL_EPOCHS", raising=False)
+    assert epochs_given_as_zero(argv) == found
+
+
+@pytest.mark.parametrize("task", [detect, lifelong, stale])
+def test_every_task_refuses_zero_epochs(task, monkeypatch) -> None:
+    monkeypatch.setattr(sys, "argv", [INSPECT, "eval", "x.py", "--epochs", "0"])
+    with pytest.raises(ValueError, match=r"^--epochs 0: epochs must be a positive integer"):
+        task() if task is not stale else task(path=str(ROOT / "tests" / "fixtures" / "stale_mini.json"))
+    monkeypatch.setattr(sys, "argv", [INSPECT, "eval", "x.py"])
+    monkeypatch.setenv("INSPECT_EVAL_EPOCHS", "0")
+    with pytest.raises(ValueError, match=r"^INSPECT_EVAL_EPOCHS=0: epochs must be a positive integer"):
+        detect()
+    monkeypatch.delenv("INSPECT_EVAL_EPOCHS")
+    monkeypatch.setattr(sys, "argv", [INSPECT, "eval", "x.py", "--epochs", "2"])
+    assert detect().name.endswith("detect")
+
+
+def test_inspect_eval_epochs_0_stops_before_any_log(tmp_path: Path) -> None:
+    """The issue's reproduction, through Inspect's own command line."""
+    run = subprocess.run(
+        [INSPECT, "eval", "spatialstale_evals/detect.py", "--epochs", "0", "--limit", "1",
+         "--model", "spatialstale/memory", "--log-dir", str(tmp_path / "logs"), "--display", "plain"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert run.returncode != 0
+    assert "--epochs 0: epochs must be a positive integer" in run.stdout + run.stderr
+    assert not (tmp_path / "logs").exists()
