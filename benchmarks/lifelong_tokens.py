@@ -9,8 +9,10 @@ cache can reuse, measured with the scripted agents (docs/performance.md,
 N lifetimes of each regime, the task's defaults): tokens and calls per
 lifetime as the scripted provider counts them (the episode records' sums),
 against the cost model's estimate (``lifetime/cost.py``, the matrix dry run's
-figure), and the agents' scores (success and note accuracy by episode index,
-repair rate, hazard claims and those acted on; ``lifetime/tables.py``).
+figure), and the agents' scores (SPL, success and ``note_balanced`` by
+episode index, ``note_balanced`` beside its attainable bound, repair rate,
+hazard claims and those acted on; ``lifetime/tables.py``, from each sample's
+counts in ``Score.metadata["counts"]``).
 ``trust``: ``diligent`` and ``write_once`` on L1-L3 from the paper's notes
 at ``view_radius=0``, where the notes are all they go on: the hazard claims
 they act on. ``settings``: ``diligent`` on L1 against ``episodes``, ``view_radius`` and
@@ -201,7 +203,9 @@ def score_table(logs: dict[tuple[str, str], EvalLog]) -> pd.DataFrame:
     }
     tables = lifetime_tables(records)
     hazards = hazard_rows(records).set_index(["agent", "regime"])
-    success, accuracy, summary = (tables[k] for k in ("success_by_episode", "note_accuracy_by_episode", "summary"))
+    spl, success, notes, summary = (
+        tables[k] for k in ("spl_by_episode", "success_by_episode", "note_balanced_by_episode", "summary")
+    )
     out = []
     for key in summary.index:
         s = summary.loc[key]
@@ -210,8 +214,10 @@ def score_table(logs: dict[tuple[str, str], EvalLog]) -> pd.DataFrame:
                 "agent": key[0],
                 "regime": key[1],
                 "mean steps by episode": steps[key],
+                "SPL by episode": _series(spl.loc[key]),
                 "success by episode": _series(success.loc[key]),
-                "note accuracy by episode": _series(accuracy.loc[key]),
+                "note_balanced by episode": _series(notes.loc[key]),
+                "note_balanced (attainable)": f"{s['note_balanced']:.3f} ({s['note_attainable']:.3f})",
                 "repair rate": s["repair_rate"],
                 "hazard claims per episode start": s["hazard_claims"],
                 "hazard claims acted on / hazard claims": s["acted_on_rate"],

@@ -16,6 +16,8 @@ from spatialstale_evals.harness.memory_quota import MAX_MEMORY_CALLS
 from spatialstale_evals.harness.params import check_choice, check_positive_int, reject_unknown
 from spatialstale_evals.harness.task_body import family_task
 from spatialstale_evals.lifetime.agents import AgentFactory
+from spatialstale_evals.lifetime.agents import until_episode_over as until_episode_over  # the docs' idiom
+from spatialstale_evals.lifetime.arms import MEMORY_ARMS, MemoryName
 from spatialstale_evals.lifetime.samples import LifetimeSet
 from spatialstale_evals.lifetime.scoring import lifelong_scorer
 from spatialstale_evals.lifetime.solver import LifelongSettings, lifelong_loop
@@ -34,7 +36,7 @@ AgentName = Literal["default", "react"]
 
 def check_args(
     regime: str, episodes: int, view_radius: int | None, history: int | None, max_memory_calls: int,
-    initial_memory: str, agent: str, max_steps: int | None, epochs: int,
+    initial_memory: str, agent: str, max_steps: int | None, epochs: int, memory: str = "notes",
 ) -> None:  # fmt: skip
     """Every check on the parameters, before any model call."""
     check_choice("regime", regime, REGIMES)
@@ -45,9 +47,14 @@ def check_args(
         check_positive_int("view_radius", view_radius, allow_zero=True)
     if history is not None:
         check_positive_int("history", history, allow_zero=True)
+        if agent != "default":
+            raise ValueError(f"history={history} is kept by the default loop only; agent={agent} keeps it all")
     check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True, most=MAX_MEMORY_CALLS)
     check_choice("initial_memory", initial_memory, ("empty", "paper"))
     check_choice("agent", agent, ("default", "react"))
+    check_choice("memory", memory, tuple(MEMORY_ARMS))
+    if initial_memory != "empty" and not MEMORY_ARMS[memory].tool:
+        raise ValueError(f"initial_memory={initial_memory} needs a memory to start from; memory={memory} has none")
     if max_steps is not None:
         check_positive_int("max_steps", max_steps)
     check_positive_int("epochs", epochs)
@@ -62,6 +69,7 @@ def lifelong(
     max_memory_calls: int = 5,
     initial_memory: InitialMemory = "empty",
     agent: AgentName = "default",
+    memory: MemoryName = "notes",
     dataset: str | None = None,
     max_steps: int | None = None,
     epochs: int = 1,
@@ -86,7 +94,8 @@ def lifelong(
             whole lake (then notes are of no use: the lower-bound setting).
         history: Earlier turns of the episode kept in each request: None (the
             default) keeps the whole episode, append-only; K keeps the last K
-            turns. Nothing is kept from one episode to the next.
+            turns (default loop only: refused with ``agent=react``). Nothing is
+            kept from one episode to the next.
         max_memory_calls: Memory tool calls allowed per step, and in the
             write-back turn after each episode (default 5, at most 100); they take no step.
         initial_memory: ``empty`` (default) or ``paper``: the instance's memory
@@ -94,14 +103,20 @@ def lifelong(
             paper's entry format (already stale by the regime).
         agent: The per-episode agent: ``default`` plays the navigate loop with
             ``move`` and ``memory``; ``react`` is Inspect's ``react()`` with the
-            same two tools (``lifelong_with_agent`` takes any Inspect agent).
+            same tools (``lifelong_with_agent`` takes any Inspect agent).
+        memory: What carries over between episodes: ``notes`` (default) the
+            memory tool's ``/memories``, with a write-back turn after each
+            episode; ``none`` nothing: no memory tool, no word of notes in any
+            prompt, no write-back (the no-memory baseline for any model).
         dataset: Dataset folder made by ``spatialstale datasets generate`` (its
             ``lifelong/`` sub-folder); default the canonical set shipped in the package.
         max_steps: Step budget per episode; default the lifetime's (50 on 8x8).
         epochs: Runs of each lifetime; each starts with its own empty memory.
     """
     reject_unknown(lifelong, unknown)
-    check_args(regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, max_steps, epochs)
+    check_args(
+        regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, max_steps, epochs, memory
+    )
     lives = LifetimeSet.load(dataset, regime, episodes)
     first = next(iter(lives.lives.values()))
     if covers_grid(first.height, first.width, view_radius):
@@ -114,6 +129,7 @@ def lifelong(
         "initial_memory": initial_memory,
         "agent": agent,
         "max_steps": max_steps or first.max_steps,
+        "memory": memory,
     }
     settings = LifelongSettings(
         episodes=episodes,
@@ -123,6 +139,7 @@ def lifelong(
         initial_memory=initial_memory,
         max_steps=max_steps,
         agent=agent,
+        memory=memory,
     )
     return family_task(
         "lifelong",
@@ -135,9 +152,14 @@ def lifelong(
 
 
 def lifelong_with_agent(agent: AgentFactory, **args: Any) -> Task:
-    """The ``lifelong`` task (``args`` are its parameters) with your own
-    per-episode agent: ``agent(tools)`` gets the episode's ``move`` and
-    ``memory`` tools and returns an Inspect ``Agent`` (docs/lifelong.md)."""
+    """The ``lifelong`` task (``args`` are its parameters but ``history``, which
+    only the default loop keeps) with your own per-episode agent:
+    ``agent(tools)`` gets the episode's ``move`` tool (and ``memory`` under
+    ``memory=notes``) and returns an Inspect ``Agent``; ``until_episode_over``
+    is the ``on_continue`` that stops a ``react()`` at the episode's end
+    (docs/lifelong.md)."""
+    if args.get("history") is not None:
+        raise ValueError(f"history={args['history']} is kept by the default loop only; your agent keeps its context")
     base = lifelong(**args)
     meta = base.metadata or {}
     settings = LifelongSettings(**{f.name: meta[f.name] for f in fields(LifelongSettings) if f.name != "agent"})

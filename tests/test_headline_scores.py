@@ -9,7 +9,11 @@ with ``PYTHONPATH`` at a checkout of the code from before the counts moved
 to ``Score.metadata["counts"]``, when every count was a key of
 ``Score.value`` and Inspect's ``mean`` reduced them). The scripted runs are
 deterministic, so the same runs on the current code must log the same
-metrics, every one, exactly (NaN where the baseline has NaN). Independently
+metrics, every one, exactly (NaN where the baseline has NaN); lifelong's
+entry holds its metrics under the names of task version 6-A (the outcome
+rates ``episode_*_rate``, ``note_precision`` for ``note_accuracy``: the same
+values as logged before the rename, checked when it was made) and the scores
+it added then (``note_balanced``, ``spl`` ...). Independently
 of the baseline, the navigate run's pooled step metric and the reduced
 counts are recomputed here from the samples' own recorded counts, epoch by
 epoch: the reducer must average each sample's counts over its epochs, as
@@ -79,7 +83,7 @@ HEADLINES = {
     "navigate": {"success", "death", "timeout", "steps", "death_on_stale"},
     "probe": {"explicit_balanced", "premise_balanced", "implicit_balanced", "parse_failures"},
     "stale": {"dim1", "dim2", "dim3", "judge_failed"},
-    "lifelong": {"success_rate", "death_rate", "note_accuracy", "repair_rate", "hazard_claims", "played"},
+    "lifelong": {"spl", "episode_success_rate", "episode_death_rate", "hazard_death_rate", "note_balanced", "played"},
 }
 
 
@@ -132,9 +136,14 @@ def test_headline_values_are_the_samples_own_ratios(logs: dict[str, EvalLog]) ->
     for sample in logs["lifelong"].samples:
         (score,) = sample.scores.values()
         c = score.metadata["counts"]
-        assert score.value["played"] == c["played"] == len(score.metadata["episodes"])
-        assert score.value["success_rate"] == c["success"] / c["played"]
-        assert same(score.value["note_accuracy"], c["claims_true"] / c["claims"] if c["claims"] else math.nan)
+        episodes = score.metadata["episodes"]
+        assert score.value["played"] == c["played"] == len(episodes)
+        assert score.value["episode_success_rate"] == c["success"] / c["played"]
+        assert score.value["episode_death_rate"] == c["death"] / c["played"]
+        assert score.value["spl"] == pytest.approx(sum(r["spl"] for r in episodes) / len(episodes))
+        assert score.value["hazard_death_rate"] == sum(r["hazard_acted_on"] for r in episodes) / len(episodes)
+        shares = [c[f"told_{k}"] / c[f"knowable_{k}"] for k in ("safe", "hole") if c[f"knowable_{k}"]]
+        assert shares and score.value["note_balanced"] == pytest.approx(sum(shares) / len(shares))
     for sample in logs["stale"].samples:
         (score,) = sample.scores.values()
         c, kind = score.metadata["counts"], score.metadata["type"]

@@ -83,8 +83,8 @@ def test_diligent_on_l0_keeps_true_notes_and_has_nothing_to_repair(diligent_logs
         assert all(r["repair"]["repairable"] == 0 for r in recs)
         value = sample.scores["lifelong_scorer"].metadata["counts"]
         assert value["success_3"] >= value["success_1"]  # what it learned helps (or it already succeeded)
-    assert math.isnan(metrics["spatialstale_evals/repair_rate"]) and math.isnan(metrics["note_accuracy_1"])
-    assert metrics["note_accuracy_2"] == metrics["note_accuracy_3"] == 1.0
+    assert math.isnan(metrics["spatialstale_evals/repair_rate"]) and math.isnan(metrics["note_precision_1"])
+    assert metrics["note_precision_2"] == metrics["note_precision_3"] == metrics["note_balanced_2"] == 1.0
 
 
 @pytest.mark.parametrize("regime", ["L1", "L2"])

@@ -54,8 +54,7 @@ def test_generated_notes_round_trip_in_every_supported_form(form):
 
 def test_a_copied_map_is_read_cell_by_cell_and_unseen_cells_claim_nothing():
     text = (
-        "Row 0: (0,0)=S (0,1)=F (0,2)=? (0,3)=?\nRow 1: (1,0)=? (1,1)=? (1,2)=? (1,3)=?\n"
-        "Agent at (0,0). Goal at (3,3)."
+        "Row 0: (0,0)=S (0,1)=F (0,2)=? (0,3)=?\nRow 1: (1,0)=? (1,1)=? (1,2)=? (1,3)=?\nAgent at (0,0). Goal at (3,3)."
     )
     notes = parse_notes({"/memories/map.txt": text}, 4, 4)
     assert notes.claims == {(0, 0): {"SAFE"}, (0, 1): {"SAFE"}}

@@ -1,4 +1,4 @@
-"""The lifelong task in the report: its plot of success and note accuracy by
+"""The lifelong task in the report: its plot of SPL and ``note_balanced`` by
 episode, and its row of the trust-gap view (hazard claims acted on).
 
 One scripted run serves both: ``write_once`` starting from the paper's notes
@@ -7,7 +7,7 @@ stay the instance's entries all lifetime) with no view beyond its own cell
 (``view_radius=0``: it plans through its notes, so it walks into the holes
 they call SAFE). Every expected value is computed here from the lifetime data
 (the lakes and the instance's entries) and the trajectories recorded in the
-samples, never from the harness's note scores.
+samples (``tests/_lifetime_truth.py``), never from the harness's note scores.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from _lifetime_truth import balanced, knowable_by_episode, spl_and_excess, told_counts
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 
@@ -53,20 +54,29 @@ def _paper_claims(sample_id: str) -> set[tuple[tuple[int, int], str]]:
 
 
 def _expected(log: EvalLog) -> dict[int, dict[str, float]]:
-    """Per episode index: success rate, note accuracy, hazard claims, hazards
-    acted on and deaths, from the lakes, the entries and the trajectories."""
+    """Per episode index: success rate, SPL, the knowable cells told right by
+    class, note accuracy, hazard claims, hazards acted on and deaths, from the
+    lakes, the entries and the trajectories."""
     lives = {life.id: life for life in lifetimes.load(None, REGIME)}
-    out: dict[int, dict[str, float]] = {}
+    out: dict[int, dict[str, Any]] = {}
+    for sample in log.samples:
+        recs = sample.scores["lifelong_scorer"].metadata["episodes"]
+        for record, knowable in zip(recs, knowable_by_episode(lives[str(sample.id)], recs, radius=0)):
+            record["_knowable"] = knowable
     for sample_id, record in _episodes(log):
-        grid = lives[sample_id].episodes[record["episode"] - 1].grid
+        world = lives[sample_id].episodes[record["episode"] - 1]
+        grid = world.grid
         goal = (len(grid) - 1, len(grid[0]) - 1)
         claims = _paper_claims(sample_id)
         true = sum((grid[r][c] == "H") == (claim == "HOLE") for (r, c), claim in claims)
         hazards = {cell for cell, claim in claims if claim == "SAFE" and grid[cell[0]][cell[1]] == "H"}
         last = tuple(record["trajectory"][-1])
         died = grid[last[0]][last[1]] == "H"  # L1 changes nothing inside an episode
-        k = out.setdefault(record["episode"], dict.fromkeys(COUNTS, 0))
+        k = out.setdefault(record["episode"], dict.fromkeys(COUNTS, 0) | {"spl": 0.0, "told": []})
         k["n"] += 1
+        k["spl"] += spl_and_excess(world, record)[0]
+        told = {cell: {claim for c, claim in claims if c == cell} for cell, _ in claims}
+        k["told"].append(told_counts(grid, record.pop("_knowable"), told))
         k["success"] += last == goal
         k["true"] += true
         k["claims"] += len(claims)
@@ -80,7 +90,7 @@ def _same(a: list[float], b: list[float]) -> bool:
     return len(a) == len(b) and all((math.isnan(x) and math.isnan(y)) or x == pytest.approx(y) for x, y in zip(a, b))
 
 
-def test_the_report_plots_success_and_note_accuracy_against_the_episode_index(run):
+def test_the_report_plots_spl_and_note_balanced_against_the_episode_index(run):
     log, report = run
     expected = _expected(log)
     path = report.out_dir / plots.FILE
@@ -94,14 +104,14 @@ def test_the_report_plots_success_and_note_accuracy_against_the_episode_index(ru
         import matplotlib.pyplot as plt
 
         plt.close(fig)
-    success = [k["success"] / k["n"] for _, k in sorted(expected.items())]
-    accuracy = [k["true"] / k["claims"] for _, k in sorted(expected.items())]
-    assert any(0 < v < 1 for v in accuracy) and len(set(accuracy)) > 1  # the check can tell curves apart
-    (s_label,) = [label for label in lines if label.endswith(": success")]
-    (a_label,) = [label for label in lines if label.endswith(": note accuracy")]
+    spl = [k["spl"] / k["n"] for _, k in sorted(expected.items())]
+    notes = [balanced(k["told"]) for _, k in sorted(expected.items())]
+    assert math.isnan(notes[0]) and 0 < notes[1] < 1 and 0 < spl[0] < 1  # nothing knowable in episode 1
+    (s_label,) = [label for label in lines if label.endswith(": SPL")]
+    (a_label,) = [label for label in lines if label.endswith(": note_balanced")]
     assert list(lines[s_label].get_xdata()) == list(lines[a_label].get_xdata()) == sorted(expected)
-    assert _same(list(lines[s_label].get_ydata()), success)
-    assert _same(list(lines[a_label].get_ydata()), accuracy)
+    assert _same(list(lines[s_label].get_ydata()), spl)
+    assert _same(list(lines[a_label].get_ydata()), notes)
 
 
 def test_the_trust_gap_view_has_the_lifelong_row_of_hazard_claims_acted_on(run):

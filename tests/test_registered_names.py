@@ -37,11 +37,9 @@ from spatialstale_evals import detect, lifelong, navigate, probe, stale
 FIXTURES = Path(__file__).parent / "fixtures"
 MINI = FIXTURES / "stale_mini.json"
 
-#: Registered twice today: ``navigation/metrics.py`` (navigate) and ``lifetime/scoring.py``
-#: (lifelong). Issue 34's rename of the lifelong side (``episode_success_rate`` ...)
-#: fixes it; until it is merged these fail (strict: the xfail must go with the fix).
+#: Registered twice before issue 34: ``navigation/metrics.py`` (navigate) and
+#: ``lifetime/scoring.py`` (lifelong), which now names its own (``episode_success_rate`` ...).
 LIFELONG_COLLISION = frozenset(f"metric:spatialstale_evals/{n}" for n in ("success_rate", "death_rate", "timeout_rate"))
-LIFELONG_REASON = "lifetime/scoring.py registers navigate's success_rate, death_rate, timeout_rate (issue 34)"
 
 #: Run in a fresh interpreter: records the package's call site of every registration.
 RECORDER = r"""
@@ -91,11 +89,10 @@ def test_every_kind_of_registration_is_recorded(registrations: dict[str, Any]) -
 
 
 def test_every_registered_name_is_registered_from_one_place(registrations: dict[str, Any]) -> None:
-    twice = {key: where for key, where in registrations.items() if len(where) > 1 and key not in LIFELONG_COLLISION}
+    twice = {key: where for key, where in registrations.items() if len(where) > 1}
     assert not twice, f"names registered from more than one place: {twice}"
 
 
-@pytest.mark.xfail(strict=True, reason=LIFELONG_REASON)
 def test_the_lifelong_rates_have_names_of_their_own(registrations: dict[str, Any]) -> None:
     assert all(len(registrations.get(key, [])) <= 1 for key in LIFELONG_COLLISION)
 
@@ -126,9 +123,6 @@ RUNS: list[tuple[str, Any, str, dict[str, str] | None, int]] = [
     ),
     ("lifelong", lambda: lifelong(regime="L1", episodes=2), "spatialstale/diligent", None, 1),
 ]
-#: Logs whose metrics include a colliding name: they recompute another family's metric until issue 34 lands.
-COLLIDING = {"navigate", "navigate-tool"}
-COLLIDES = pytest.mark.xfail(strict=True, reason=LIFELONG_REASON)
 
 
 def empty_replies() -> Model:
@@ -188,12 +182,7 @@ def logged_and_recomputed(tmp_path_factory: pytest.TempPathFactory) -> dict[str,
     return {name: (metric_values(log), again[log.location]) for name, log in logs.items()}
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(run[0], marks=[COLLIDES] if run[0] in COLLIDING else []) for run in RUNS
-    ],
-)
+@pytest.mark.parametrize("name", [run[0] for run in RUNS])
 def test_recompute_metrics_reproduces_every_logged_metric(
     logged_and_recomputed: dict[str, tuple[dict, dict]], name: str
 ) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspect_ai.util import StoreModel
+from inspect_ai.util import Limit, StoreModel
 from pydantic import Field
 
 from spatialstale_evals.harness import prompts
@@ -28,12 +28,14 @@ OUTCOMES = (SUCCESS, DEATH, TIMEOUT, LIMIT)
 
 class LifetimeState(StoreModel):
     """The sample's own state, kept in its Inspect store: one record per
-    episode played (``episode_record``), what the agent has ever seen, and
-    the tokens spent. Per sample, like the memory store: it never crosses
+    episode played (``episode_record``), what the agent has ever seen (and
+    each cell's type at its last sighting, ``[row, col, type]``), and the
+    tokens spent. Per sample, like the memory store: it never crosses
     samples or epochs."""
 
     records: list[dict[str, Any]] = Field(default_factory=list)
     ever_seen: list[list[int]] = Field(default_factory=list)
+    last_seen: list[list[Any]] = Field(default_factory=list)
     tokens: int = 0
 
 
@@ -55,6 +57,10 @@ class LifeEpisode:
     model_calls: int = 0
     tokens: int = 0
     death_cell: Cell | None = None
+    #: The message limit of the agent's run under way (``agents.run_agent``), dropped to 0 when the episode ends.
+    stop: Limit | None = None
+    #: The state of that run (an ``AgentState``), whose conversation the stop limit is set from.
+    run_state: Any = None
 
     @property
     def grid(self) -> Grid:
@@ -79,6 +85,13 @@ class LifeEpisode:
     @property
     def outcome(self) -> str:
         return self.env.outcome or LIMIT
+
+    @property
+    def died_on_fallback(self) -> bool:
+        """Whether the episode ended in a hole on the harness's fallback step
+        (``fall_back`` logs the step index it was taken at)."""
+        last = self.env.steps - 1
+        return self.death_cell is not None and bool(self.fallbacks) and self.fallbacks[-1]["step"] == last
 
     @property
     def seen(self) -> Grid:

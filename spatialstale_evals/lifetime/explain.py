@@ -25,10 +25,13 @@ def sample_text(life: Lifetime, instance: Instance, params: Mapping[str, Any]) -
     seen = "the whole lake" if radius is None else f"{radius} cell(s) around itself"
     paper = params.get("initial_memory") == "paper"
     notes = "the paper's memory entries in /memories/lake.md" if paper else "an empty /memories"
+    kept = "only the notes kept; it starts with " + notes
+    if params.get("memory", "notes") == "none":
+        kept = "nothing kept between episodes (memory=none: no memory tool)"
     shown = (
         f"lifelong {life.id} ({life.regime}): {len(played)} episodes on one lake, each from S "
         f"({start[0]},{start[1]}) to G ({goal[0]},{goal[1]}) in at most {params.get('max_steps') or life.max_steps} "
-        f"steps, seeing {seen}; a new conversation per episode, only the notes kept; it starts with {notes}.\n\n"
+        f"steps, seeing {seen}; a new conversation per episode, {kept}.\n\n"
         + lake_and_memory(
             visible_grid(first, start, radius),
             instance.memory if paper else None,

@@ -1,9 +1,10 @@
 """The ``lifelong`` family's registry entry: what the matrix runs (each
 lifetime once per seed), its cost bounds, what a report record keeps (the
 sample's counts: summed over episodes and per episode index), its own
-report tables and plot, its rows of the trust-gap view (hazard claims
-acted on), and its scripted agents (``diligent``, ``write_once``,
-``amnesiac``)."""
+report tables and plot (SPL and ``note_balanced`` by episode, the memory
+gain), its rows of the trust-gap view (hazard claims acted on), and its
+scripted agents (``lifetime/scripted.py``: ``diligent``, ``write_once``,
+``amnesiac``, ``credulous``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pandas as pd
 from spatialstale_evals.harness.cost import Cost, StandIn
 from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
 from spatialstale_evals.lifetime.cost import estimate_lifetime_cost
+from spatialstale_evals.lifetime.gain import memory_of, spl_terms
 from spatialstale_evals.lifetime.plots import plot
 from spatialstale_evals.lifetime.scripted import LIFETIME_AGENTS, lifetime_output
 from spatialstale_evals.lifetime.tables import acted_on_counts, hazard_rows, lifetime_tables
@@ -39,21 +41,28 @@ def estimate(instances: Sequence[Instance], args: dict[str, Any], model: StandIn
 
 def detail(meta: Mapping[str, Any]) -> dict[str, Any]:
     """What a record keeps of the score's metadata (the episode records): the
-    episodes that acted on a hazard claim (``tables.acted_on_counts``)."""
-    return acted_on_counts(meta)
+    episodes that acted on a hazard claim (``tables.acted_on_counts``) and
+    each episode's exact SPL (``gain.spl_terms``)."""
+    return acted_on_counts(meta) | {SPL_TERMS: spl_terms(meta.get("episodes") or [])}
 
 
 def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mapping[str, Any]) -> dict[str, Any]:
     # the sample's counts and the hazard counts as one field (its per-episode keys vary with ``episodes``),
-    # read by ``lifetime_tables``
-    return {"value": dict(value) | dict(detail)}
+    # read by ``lifetime_tables``; the exact SPL terms and the run's ``memory`` for the memory gain
+    counts = {k: v for k, v in detail.items() if k != SPL_TERMS}
+    return {"value": dict(value) | counts, SPL_TERMS: detail.get(SPL_TERMS) or [], "memory": memory_of(task_args)}
 
 
+SPL_TERMS = "spl_terms"
 TITLES = {
+    "spl_by_episode": "Lifelong: SPL (success weighted by path length) by episode index",
     "success_by_episode": "Lifelong: success by episode index",
-    "note_accuracy_by_episode": "Lifelong: note accuracy at each episode start",
-    "summary": "Lifelong: outcomes, notes and repairs by model x regime",
+    "note_balanced_by_episode": "Lifelong: note_balanced at each episode start (knowable cells told right, "
+    "mean of the SAFE and hole classes)",
+    "summary": "Lifelong: outcomes, SPL, notes and repairs by model x regime",
     "deaths_by_cause": "Lifelong: deaths by cause (a SAFE note, no note, an ignored HOLE note)",
+    "memory_gain": "Lifelong: memory gain (memory=notes minus memory=none) on the same lifetimes; exact "
+    "signed-rank test, Holm within each model x config x regime",
 }
 
 

@@ -142,13 +142,17 @@ def repair_counts(start: Notes, sightings: Mapping[Cell, str], end: Notes) -> di
     return {"repairable": repairable, "repaired": repaired, "removed": removed}
 
 
-#: How a death is traced to the notes the episode began with.
-DEATH_CAUSES = ("safe_note", "no_note", "hole_note", "conflicting_note")
+#: How a death is traced to the notes the episode began with (``fallback``:
+#: the harness's greedy step, not the agent's, entered the hole).
+DEATH_CAUSES = ("safe_note", "no_note", "hole_note", "conflicting_note", "fallback")
 
 
-def death_cause(notes: Notes, cell: Cell) -> str:
+def death_cause(notes: Notes, cell: Cell, fallback: bool = False) -> str:
     """The note behind a death on ``cell``: one that called it SAFE, none, one
-    that called it a hole (ignored), or both."""
+    that called it a hole (ignored), or both; ``fallback`` when the fatal step
+    was the harness's fallback step, which no note of the agent's chose."""
+    if fallback:
+        return "fallback"
     made = notes.claim(cell)
     return {SAFE: "safe_note", HOLE_CLAIM: "hole_note", "conflicting": "conflicting_note"}.get(made, "no_note")
 

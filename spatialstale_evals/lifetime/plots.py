@@ -1,11 +1,12 @@
-"""The lifelong task's report plot: success and note accuracy against the
+"""The lifelong task's report plot: SPL and ``note_balanced`` against the
 episode index, one panel per regime, one colour per model (and
-configuration), success solid and note accuracy dashed. Learning shows as
-success rising under L0; decay as note accuracy falling under L1-L3.
+configuration), SPL solid and ``note_balanced`` dashed. Learning shows as
+SPL rising under L0 (the notes teach the way); decay as ``note_balanced``
+falling under L1-L3.
 
 ``curves(tables)`` gives the plotted values as rows (regime, series, curve,
-episode, value), from the report's tables ``success_by_episode`` and
-``note_accuracy_by_episode`` (``tables.lifetime_tables``); ``draw`` draws
+episode, value), from the report's tables ``spl_by_episode`` and
+``note_balanced_by_episode`` (``tables.lifetime_tables``); ``draw`` draws
 exactly those rows; ``plot`` writes the PNG (matplotlib's Agg backend, no
 display needed).
 """
@@ -26,7 +27,7 @@ import pandas as pd  # noqa: E402
 from spatialstale_evals.world.regimes import REGIMES  # noqa: E402
 
 #: The plotted curves: (report table, curve name, line style).
-CURVES = (("success_by_episode", "success", "-"), ("note_accuracy_by_episode", "note accuracy", "--"))
+CURVES = (("spl_by_episode", "SPL", "-"), ("note_balanced_by_episode", "note_balanced", "--"))
 FILE = "lifelong_by_episode.png"
 #: Columns that label a series (the rest of a table's non-index columns are episode indices).
 _REGIME = "regime"
@@ -39,7 +40,7 @@ def _episode_columns(frame: pd.DataFrame) -> list[int]:
 def curves(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per plotted point: ``regime``, ``series`` (the group's other
     labels, joined), ``curve``, ``episode``, ``value`` (NaN points are kept:
-    an episode with no claims has no note accuracy)."""
+    no cell is knowable at episode 1, so it has no ``note_balanced``)."""
     rows = []
     for key, curve, _ in CURVES:
         frame = tables.get(key)
@@ -102,7 +103,7 @@ def draw(points: pd.DataFrame) -> plt.Figure | None:
         ax.set_ylim(-0.05, 1.05)
         episodes = sorted(set(points["episode"]))
         ax.set_xticks(episodes)
-    axes[0][0].set_ylabel("success rate / note accuracy")
+    axes[0][0].set_ylabel("SPL / note_balanced")
     handles, labels = axes[0][0].get_legend_handles_labels()
     for ax in axes[0][1:]:  # a series may be missing from the first panel
         for handle, label in zip(*ax.get_legend_handles_labels()):
@@ -110,7 +111,7 @@ def draw(points: pd.DataFrame) -> plt.Figure | None:
                 handles.append(handle)
                 labels.append(label)
     fig.legend(handles, labels, fontsize=7, loc="outside lower center", ncol=2 if len(labels) > 6 else 1)
-    fig.suptitle("Lifelong: success (solid), note accuracy at the start (dashed)", fontsize=10)
+    fig.suptitle("Lifelong: SPL (solid), note_balanced at the episode start (dashed)", fontsize=10)
     return fig
 
 

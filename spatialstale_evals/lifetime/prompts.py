@@ -8,7 +8,9 @@ disagrees with what the agent sees: that is what the task measures.
 
 The lake's rules, the observation, the step line and the ``move`` tool's
 answers are the navigate task's (``harness/prompts.py``), so the two tasks
-describe one world in one set of words. Changing any text here changes what
+describe one world in one set of words. Under ``memory=none`` the system prompt
+is ``LIFELONG_SYSTEM_NO_MEMORY``: the same words without the memory tool, the
+notes or the write-back turn (version 1.1 added it). Changing any text here changes what
 models see: bump ``PROMPT_VERSION`` (recorded in every sample's metadata).
 """
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from spatialstale_evals.harness.prompts import NAVIGATE_RULES
 
-PROMPT_VERSION = "1.0"
+PROMPT_VERSION = "1.1"
 
 #: The memory file ``initial_memory="paper"`` writes the instance's entries to.
 PAPER_MEMORY_PATH = "/memories/lake.md"
@@ -38,6 +40,20 @@ ends you get one more turn to update your memory before the next episode begins.
 Recommended format for notes about cells, one line each:
 SAFE at (r,c)
 HOLE at (r,c)"""
+)
+
+#: ``memory=none``: the same lake, episodes and rules, with nothing kept between
+#: episodes and no word of memory or notes (``arms.py``).
+LIFELONG_SYSTEM_NO_MEMORY = (
+    NAVIGATE_RULES
+    + """
+
+You will play {episodes} episodes on this same lake, one after another, always from the same start
+to the same goal. Each episode starts a new conversation: you will not remember anything from an
+earlier episode. Between episodes, and sometimes during one, some cells of the lake may change
+between ice and hole.
+
+Each turn, call `move` once with direction UP, DOWN, LEFT or RIGHT."""
 )
 
 #: Heads the first prompt of every episode.

@@ -1,6 +1,6 @@
 """Scripted reference agents for the ``lifelong`` task, served by the scripted
-provider as ``spatialstale/diligent``, ``spatialstale/write_once`` and
-``spatialstale/amnesiac``.
+provider as ``spatialstale/diligent``, ``spatialstale/write_once``,
+``spatialstale/amnesiac`` and ``spatialstale/credulous``.
 
 They are deterministic and stateless: every reply is a function of the
 request alone, i.e. of what a model is sent (the prompts, its own earlier
@@ -16,16 +16,23 @@ the goal, on what it saw alone (``route``).
   format (so every contradiction it saw is corrected);
 - ``write_once`` plays as ``diligent`` but writes only when it found no notes
   (episode 1 of an empty store) and never updates them;
-- ``amnesiac`` never touches memory.
+- ``amnesiac`` never touches memory;
+- ``credulous`` plays as ``diligent`` but trusts its notes over its eyes: it
+  plans through every cell its notes call SAFE, even one its view shows to
+  be a hole (the Trust Gap's failure, which the task must count).
+
+Offered no memory tool (``memory=none``) every one of them plays as
+``amnesiac`` does: on what it sees.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from inspect_ai.model import (
     ChatMessage,
@@ -41,7 +48,7 @@ from spatialstale_evals.harness.prompts import MOVE_DEATH, template_pattern
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
 from spatialstale_evals.lifetime.notes import format_notes, parse_notes
 from spatialstale_evals.lifetime.prompts import PAPER_MEMORY_PATH
-from spatialstale_evals.world.grid import DELTAS, HOLE, UNSEEN, Cell, cheapest_path, first_move
+from spatialstale_evals.world.grid import DELTAS, FROZEN, HOLE, UNSEEN, Cell, cheapest_path, first_move
 from spatialstale_evals.world.observation import parse_text_observation
 
 NOTES_PATH = PAPER_MEMORY_PATH
@@ -110,12 +117,17 @@ def sightings(messages: Sequence[ChatMessage]) -> tuple[dict[Cell, str], tuple[i
     return seen, shape, agent, goal
 
 
-def believed(messages: Sequence[ChatMessage], shape: tuple[int, int], seen: dict[Cell, str]) -> dict[Cell, str]:
-    """The notes last viewed (as cell types), overwritten by what was seen."""
+def noted(messages: Sequence[ChatMessage], shape: tuple[int, int]) -> dict[Cell, str]:
+    """The notes last viewed, as cell types: each cell claimed one way only
+    (``H`` for a hole claim, ``F`` for a SAFE one)."""
     text = viewed_notes(messages) or ""
     notes = parse_notes({NOTES_PATH: text}, *shape)
-    belief = {cell: ("H" if made == {"HOLE"} else "F") for cell, made in notes.claims.items() if len(made) == 1}
-    return belief | seen
+    return {cell: (HOLE if made == {"HOLE"} else FROZEN) for cell, made in notes.claims.items() if len(made) == 1}
+
+
+def believed(messages: Sequence[ChatMessage], shape: tuple[int, int], seen: dict[Cell, str]) -> dict[Cell, str]:
+    """The notes last viewed (as cell types), overwritten by what was seen."""
+    return noted(messages, shape) | seen
 
 
 def _rows(cells: dict[Cell, str], shape: tuple[int, int]) -> tuple[str, ...]:
@@ -140,8 +152,12 @@ def route(belief: dict[Cell, str], seen: dict[Cell, str], shape: tuple[int, int]
     return "UP"
 
 
-def _step(messages: Sequence[ChatMessage], reads_notes: bool) -> tuple[str, dict[str, Any]] | str:
-    """A step's call: view the notes first (agents that read them), then move."""
+def _step(
+    messages: Sequence[ChatMessage], reads_notes: bool, trusts_notes: bool = False
+) -> tuple[str, dict[str, Any]] | str:
+    """A step's call: view the notes first (agents that read them), then move.
+    An agent that trusts its notes believes every cell they call SAFE to be
+    ice, even one it sees as a hole."""
     if reads_notes and "view" not in memory_commands(messages):
         return "memory", {"command": "view", "path": NOTES_PATH}
     found = sightings(messages)
@@ -149,6 +165,8 @@ def _step(messages: Sequence[ChatMessage], reads_notes: bool) -> tuple[str, dict
         return "I cannot read the lake from this prompt."
     seen, shape, agent, goal = found
     belief = believed(messages, shape, seen) if reads_notes else seen
+    if trusts_notes:
+        belief |= {cell: FROZEN for cell, kind in noted(messages, shape).items() if kind == FROZEN}
     return "move", {"direction": route(belief, seen, shape, agent, goal)}
 
 
@@ -167,31 +185,43 @@ def _write_back(messages: Sequence[ChatMessage], only_first: bool) -> tuple[str,
     return "memory", {"command": "create", "path": NOTES_PATH, "file_text": text}
 
 
-def diligent(messages: Sequence[ChatMessage], moving: bool) -> tuple[str, dict[str, Any]] | str:
-    return _step(messages, True) if moving else _write_back(messages, False)
+@dataclass(frozen=True)
+class Policy:
+    """A reference agent: whether it reads its notes (and plans through them),
+    how it writes them back (``always``: every known cell after every
+    episode; ``once``: only when it found none; ``never``), and whether it
+    trusts a SAFE note over a hole it sees. Offered no memory tool
+    (``memory=none``) it plays on what it sees, as ``amnesiac``."""
 
+    reads_notes: bool
+    writes: Literal["always", "once", "never"]
+    trusts_notes: bool = False
 
-def write_once(messages: Sequence[ChatMessage], moving: bool) -> tuple[str, dict[str, Any]] | str:
-    return _step(messages, True) if moving else _write_back(messages, True)
-
-
-def amnesiac(messages: Sequence[ChatMessage], moving: bool) -> tuple[str, dict[str, Any]] | str:
-    return _step(messages, False) if moving else "Nothing to save."
+    def reply(self, messages: Sequence[ChatMessage], moving: bool, memory: bool) -> tuple[str, dict[str, Any]] | str:
+        """The call (or text) it answers a request with: a step when ``move``
+        is offered, else the write-back; ``memory``: whether the memory tool is offered."""
+        if moving:
+            reads = self.reads_notes and memory
+            return _step(messages, reads, self.trusts_notes and reads)
+        if self.writes == "never" or not memory:
+            return "Nothing to save."
+        return _write_back(messages, self.writes == "once")
 
 
 #: The agents by name (``spatialstale/<name>``).
-LIFETIME_AGENTS: dict[str, Callable[[Sequence[ChatMessage], bool], tuple[str, dict[str, Any]] | str]] = {
-    "diligent": diligent,
-    "write_once": write_once,
-    "amnesiac": amnesiac,
+LIFETIME_AGENTS: dict[str, Policy] = {
+    "diligent": Policy(reads_notes=True, writes="always"),
+    "write_once": Policy(reads_notes=True, writes="once"),
+    "amnesiac": Policy(reads_notes=False, writes="never"),
+    "credulous": Policy(reads_notes=True, writes="always", trusts_notes=True),
 }
 
 
 def lifetime_output(policy: str, model: str, messages: list[ChatMessage], tools: list[ToolInfo]) -> ModelOutput:
     """The agent's reply to one request, with tokens counted as the scripted
     provider counts every agent's (``harness/tokens.py``)."""
-    moving = any(t.name == "move" for t in tools)
-    choice = LIFETIME_AGENTS[policy](messages, moving)
+    offered = {t.name for t in tools}
+    choice = LIFETIME_AGENTS[policy].reply(messages, "move" in offered, "memory" in offered)
     usage_in = count_input_tokens(messages, tools)
     if isinstance(choice, str):
         output, out_text = ModelOutput.from_content(model, choice), choice

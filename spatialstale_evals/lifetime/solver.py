@@ -13,14 +13,17 @@ episode (``history``: None keeps all of it, append-only, so each request is
 the previous one plus the new turn; K keeps the last K turns), and dropped
 at its end. The memory store is Inspect's per-sample ``MemoryStore``: it
 persists across the episodes of one sample and never crosses samples or
-epochs.
+epochs. Under ``memory=none`` (``arms.py``) the loop is the same without the
+memory tool, its prompt lines and the write-back turn.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from inspect_ai.event import ModelEvent
 from inspect_ai.log import transcript
 from inspect_ai.model import (
     ChatMessage,
@@ -37,7 +40,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolCall, memory
-from inspect_ai.util import LimitExceededError, store_as
+from inspect_ai.util import LimitExceededError, store, store_as
 
 from spatialstale_evals.harness import prompts as shared
 from spatialstale_evals.harness.move import MOVE_TOOL
@@ -45,6 +48,7 @@ from spatialstale_evals.harness.observe import observation, observation_parts, u
 from spatialstale_evals.harness.parsing import parse_move
 from spatialstale_evals.lifetime import prompts
 from spatialstale_evals.lifetime.agents import AgentFactory, move_tool, react_factory, run_agent
+from spatialstale_evals.lifetime.arms import MEMORY_ARMS, MemoryArm
 from spatialstale_evals.lifetime.episode import LifeEpisode, LifetimeState, MemoryStore
 from spatialstale_evals.lifetime.notes import Notes, parse_notes
 from spatialstale_evals.lifetime.records import episode_record, note_audit
@@ -65,6 +69,12 @@ class LifelongSettings:
     initial_memory: str
     max_steps: int | None
     agent: str = "default"
+    memory: str = "notes"
+
+    @property
+    def arm(self) -> MemoryArm:
+        """What carries over between episodes (``arms.MEMORY_ARMS``)."""
+        return MEMORY_ARMS[self.memory]
 
 
 def paper_memory(instance: Instance) -> str:
@@ -72,9 +82,40 @@ def paper_memory(instance: Instance) -> str:
     return "".join(entry.text + "\n" for entry in instance.memory)
 
 
+#: A memory store instance's files in the sample's store: ``MemoryStore:files``
+#: (the default instance), ``MemoryStore:<instance>:files`` (a named one, or
+#: ``@<scope>`` under Inspect's ``tool_state_scope``), as ``StoreModel`` names them.
+_STORE_FILES = re.compile(rf"^{MemoryStore.__name__}:(?:(?P<instance>.+):)?files$")
+
+
 def memory_files() -> dict[str, str]:
-    """The sample's memory store as it is now (path -> text)."""
-    return dict(store_as(MemoryStore).files)
+    """Every file of every memory store instance of the sample as it is now
+    (path -> text): the default instance's under their own paths, first, then
+    any other instance's (an agent that ran the memory tool with an
+    ``instance`` or inside ``tool_state_scope``) as ``[instance]/path``, so
+    notes are read wherever the agent's memory tool kept them."""
+    files = dict(store_as(MemoryStore).files)
+    others: dict[str, str] = {}
+    for key, value in store().items():
+        found = _STORE_FILES.match(key)
+        if found and found["instance"] is not None and isinstance(value, dict):
+            others |= {f"[{found['instance']}]{path}": str(text) for path, text in value.items()}
+    return files | dict(sorted(others.items()))
+
+
+def provenance(files: dict[str, str], seed: dict[str, str], height: int, width: int) -> dict[str, Notes] | None:
+    """The notes split by who wrote them: ``seeded``, the lines of the
+    ``initial_memory`` seed still in their file as seeded; ``written``, every
+    other line (the agent's). None without a seed (all notes are the agent's)."""
+    if not seed:
+        return None
+    parts: dict[str, dict[str, str]] = {"seeded": {}, "written": {}}
+    for path, text in files.items():
+        seeded = set(seed.get(path, "").split("\n")) - {""}
+        lines = text.split("\n")
+        parts["seeded"][path] = "\n".join(line for line in lines if line in seeded)
+        parts["written"][path] = "\n".join(line for line in lines if line not in seeded)
+    return {name: parse_notes(part, height, width) for name, part in parts.items()}
 
 
 @dataclass
@@ -95,12 +136,12 @@ class Conversation:
         return [self.system, *(m for turn in kept for m in turn), *current]
 
     async def generate(self, current: list[ChatMessage], tools: list[Any]) -> ChatMessageAssistant:
+        """The model's reply (an empty one, so a fallback step, when its output has no choice).
+        Calls and tokens are counted from the transcript (``count_model_events``)."""
         output: ModelOutput = await self.model.generate(
             self.request(current), tools=tools, tool_choice="auto", config=GenerateConfig(parallel_tool_calls=False)
         )
-        self.episode.model_calls += 1
-        self.episode.tokens += output.usage.total_tokens if output.usage else 0
-        return output.message
+        return output.choices[0].message if output.choices else ChatMessageAssistant(content="")
 
     async def run_memory(self, calls: list[ToolCall], used: int, limit: str) -> tuple[list[ChatMessage], int, bool]:
         """Answers to the reply's memory calls, in order: those within the cap
@@ -155,13 +196,16 @@ class Conversation:
         ep.observe()
         current: list[ChatMessage] = [self.step_prompt(first)]
         used = 0
+        tools = [MOVE_TOOL, self.memory] if self.settings.arm.tool else [MOVE_TOOL]
         try:
             while True:
-                reply = await self.generate(current, [MOVE_TOOL, self.memory])
+                reply = await self.generate(current, tools)
                 current.append(reply)
                 calls = list(reply.tool_calls or [])
-                mem = [c for c in calls if c.function == "memory"]
-                others = [c for c in calls if c.function != "memory"]
+                # without the memory tool a memory call is a call of an unknown tool (the fallback step)
+                offered = self.settings.arm.tool
+                mem = [c for c in calls if c.function == "memory" and offered]
+                others = [c for c in calls if c.function != "memory" or not offered]
                 answers, used, refused = await self.run_memory(mem, used, prompts.MEMORY_LIMIT)
                 if mem and not others and not refused:
                     current += answers
@@ -217,22 +261,37 @@ class Conversation:
             self.turns.append(current)
 
 
+def count_model_events(episode: LifeEpisode, start: int) -> None:
+    """The episode's model calls and tokens: every model event the transcript
+    holds from its ``start`` (its event count as the episode began), whoever
+    made the call (the default loop, ``react``, any agent, the write-back),
+    tokens as each call's usage reports them."""
+    calls = [e for e in transcript().history.events_from(start) if isinstance(e, ModelEvent)]
+    episode.model_calls = len(calls)
+    episode.tokens = sum(e.output.usage.total_tokens for e in calls if e.output and e.output.usage)
+
+
 async def play_episode(
     life: Lifetime, instance: Instance, k: int, settings: LifelongSettings, memory_tool: Tool, model: Model,
     messages: list[ChatMessage], factory: AgentFactory | None = None,
 ) -> None:  # fmt: skip
     """Episode ``k``: notes scored at its start, the steps, the write-back, its record."""
     state = store_as(LifetimeState)
+    first_event = transcript().history.event_count
     world = life.episodes[k - 1]
     env = DynamicFrozenLakeEnv(life.instance_for(instance, k), max_steps=settings.max_steps or life.max_steps)
     env.reset()
     episode = LifeEpisode(index=k, env=env, view_radius=settings.view_radius)
     episode.trajectory.append(list(env.agent))
-    start_notes: Notes = parse_notes(memory_files(), life.height, life.width)
+    files = memory_files()
+    start_notes: Notes = parse_notes(files, life.height, life.width)
+    seed = {prompts.PAPER_MEMORY_PATH: paper_memory(instance)} if settings.initial_memory == "paper" else {}
+    sources = provenance(files, seed, life.height, life.width)
     ever_seen = {(r, c) for r, c in state.ever_seen}
+    last_seen = {(r, c): kind for r, c, kind in state.last_seen}
     transcript().info(note_audit(start_notes, world.grid, ever_seen, k), source=f"notes at the start of episode {k}")
     system = ChatMessageSystem(
-        content=prompts.LIFELONG_SYSTEM.format(episodes=settings.episodes, max_memory_calls=settings.max_memory_calls)
+        content=settings.arm.system.format(episodes=settings.episodes, max_memory_calls=settings.max_memory_calls)
     )
     talk = Conversation(model, memory_tool, settings, episode, system, [])
     try:
@@ -244,17 +303,20 @@ async def play_episode(
         else:  # an Inspect agent plays the episode with the two tools (lifetime/agents.py)
             episode.observe()
             make = factory or react_factory(episode, settings.max_memory_calls)
-            tools = [move_tool(episode), memory_tool]
+            tools = [move_tool(episode), memory_tool] if settings.arm.tool else [move_tool(episode)]
             played = await run_agent(make(tools), episode, [system, talk.step_prompt(True)], settings.max_memory_calls)
             talk.turns.append(played[1:])
             replies = [m for m in played if isinstance(m, ChatMessageAssistant)]
             episode.memory_calls += sum(c.function == "memory" for m in replies for c in m.tool_calls or [])
-        await talk.write_back()
+        if settings.arm.write_back:
+            await talk.write_back()
     finally:
+        count_model_events(episode, first_event)
         end_notes = parse_notes(memory_files(), life.height, life.width)
-        record = episode_record(episode, world, start_notes, end_notes, ever_seen)
+        record = episode_record(episode, world, start_notes, end_notes, ever_seen, sources, last_seen)
         state.records.append(record)
         state.ever_seen = sorted([list(c) for c in ever_seen | set(episode.sightings)])
+        state.last_seen = [[r, c, kind] for (r, c), kind in sorted((last_seen | episode.sightings).items())]
         state.tokens += episode.tokens
         messages.extend([system, *(m for turn in talk.turns for m in turn)])
 
@@ -266,10 +328,16 @@ def lifelong_loop(lives: LifetimeSet, settings: LifelongSettings, agent: AgentFa
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         life, instance = lives.begin(state)
-        store = store_as(MemoryStore)
-        if settings.initial_memory == "paper" and not store.seeding_complete:
-            store.files[prompts.PAPER_MEMORY_PATH] = paper_memory(instance)
-        store.seeding_complete = True
+        memory_store = store_as(MemoryStore)
+        if settings.initial_memory == "paper" and not memory_store.seeding_complete:
+            text = paper_memory(instance)
+            memory_store.files[prompts.PAPER_MEMORY_PATH] = text
+            transcript().info(
+                {"path": prompts.PAPER_MEMORY_PATH, "entries": len(instance.memory), "bytes": len(text.encode()),
+                 "text": text},
+                source="initial memory: the paper's entries written before episode 1",
+            )  # fmt: skip
+        memory_store.seeding_complete = True
         memory_tool = memory()
         model = get_model()
         state.messages = []

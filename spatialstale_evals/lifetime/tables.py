@@ -4,14 +4,17 @@
 (``Score.metadata["counts"]``: the dict, or its JSON text: the report's
 ``value`` column) and any
 grouping columns (``model``, ``regime``, ``agent`` ...) and returns, per
-group: success by episode index, note accuracy by episode index, a summary
-(outcome rates, note accuracy and coverage, repair rate, stale and hazard
-claims per episode start, and ``acted_on_rate``: the hazard claims the agent
-acted on, walking into the cell and dying there, per hazard claim) and
-deaths by cause. A record's value may carry the episodes that acted on a
-hazard claim (``acted_on_counts``, from the score's metadata); without them
-``acted_on_rate`` is NaN. Every ratio pools counts over
-the group's samples; an empty denominator is NaN (the report prints "-").
+group: SPL, success and ``note_balanced`` by episode index, a summary
+(outcome rates, SPL and excess steps, the note scores: ``note_balanced``
+beside its attainable bound, precision, recall and coverage; repair rate,
+stale and hazard claims per episode start, and ``acted_on_rate``: the hazard
+claims the agent acted on, walking into the cell and dying there, per hazard
+claim) and deaths by cause; and, where runs with and without memory share
+lifetimes, the memory gain (``gain.py``). A record's value may carry the
+episodes that acted on a hazard claim (``acted_on_counts``, from the score's
+metadata, for logs whose counts lack them); without them ``acted_on_rate``
+is NaN. Every score pools counts over the group's samples; an empty
+denominator is NaN (the report prints "-").
 
     python -m spatialstale_evals.lifetime.tables LOG [LOG ...]
 
@@ -29,25 +32,25 @@ from typing import Any
 import pandas as pd
 
 from spatialstale_evals.harness.score_counts import counts_of
+from spatialstale_evals.lifetime.gain import memory_gain_table, memory_of, spl_terms
 from spatialstale_evals.lifetime.notes import DEATH_CAUSES
 from spatialstale_evals.lifetime.scoring import pooled_ratio, ratio, totals
 
 #: Grouping columns used when present, in this order.
 #: (``config``: the report's label of every non-default task argument, so two configurations are never pooled.)
-GROUPS = ("model", "config", "agent", "regime", "view_radius", "initial_memory", "history")
-#: The summary table's ratios.
+GROUPS = ("model", "config", "agent", "memory", "regime", "view_radius", "initial_memory", "history")
+#: The summary table's scores (``scoring.RATIOS`` and ``scoring.BALANCED``).
 SUMMARY = (
-    "success_rate",
-    "death_rate",
-    "timeout_rate",
-    "note_accuracy",
-    "note_coverage",
-    "repair_rate",
-    "stale_claims",
-    "hazard_claims",
-    "conflicting_cells",
-    "memory_bytes",
-)
+    "episode_success_rate", "episode_death_rate", "episode_timeout_rate", "episode_limit_rate", "spl",
+    "excess_steps", "note_balanced", "note_attainable", "note_precision", "note_recall", "note_coverage",
+    "repair_rate", "stale_claims", "hazard_claims", "conflicting_cells", "memory_bytes",
+)  # fmt: skip
+#: The tables by episode index: key -> the score.
+BY_EPISODE = {
+    "spl_by_episode": "spl",
+    "success_by_episode": "episode_success_rate",
+    "note_balanced_by_episode": "note_balanced",
+}
 #: The value key a report record adds from the episode records: episodes whose
 #: death was on a hazard claim (``records.hazard_acted_on``).
 ACTED_ON = "hazards_acted_on"
@@ -74,17 +77,18 @@ def acted_on_counts(metadata: Mapping[str, Any]) -> dict[str, float]:
 
 
 def lifetime_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The report's lifelong tables (module docstring): ``success_by_episode``,
-    ``note_accuracy_by_episode``, ``summary``, ``deaths_by_cause``."""
+    """The report's lifelong tables (module docstring): ``spl_by_episode``,
+    ``success_by_episode``, ``note_balanced_by_episode``, ``summary``,
+    ``deaths_by_cause``, ``memory_gain``."""
     keys = [g for g in GROUPS if g in records.columns]
     groups = records.groupby(keys, dropna=False, sort=True) if keys else [((), records)]
-    rows: dict[str, list[dict[str, Any]]] = {"success": [], "accuracy": [], "summary": [], "deaths": []}
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in (*BY_EPISODE, "summary", "deaths")}
     for key, frame in groups:
         label = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
         summed = totals(_value(v) for v in frame["value"] if v is not None)
         ks = _indices(summed)
-        rows["success"].append(label | {k: pooled_ratio(summed, "success_rate", f"_{k}") for k in ks})
-        rows["accuracy"].append(label | {k: pooled_ratio(summed, "note_accuracy", f"_{k}") for k in ks})
+        for table, score in BY_EPISODE.items():
+            rows[table].append(label | {k: pooled_ratio(summed, score, f"_{k}") for k in ks})
         summary = {name: pooled_ratio(summed, name) for name in SUMMARY}
         summary["acted_on_rate"] = ratio(summed.get(ACTED_ON, math.nan), summed.get("hazard_claims", 0.0))
         rows["summary"].append(label | {"lifetimes": len(frame), "episodes": summed.get("played", 0.0)} | summary)
@@ -96,10 +100,10 @@ def lifetime_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
         return frame.set_index(index) if index and not frame.empty else frame
 
     return {
-        "success_by_episode": table("success"),
-        "note_accuracy_by_episode": table("accuracy"),
+        **{name: table(name) for name in BY_EPISODE},
         "summary": table("summary"),
         "deaths_by_cause": table("deaths"),
+        "memory_gain": memory_gain_table(records),
     }
 
 
@@ -134,8 +138,9 @@ def hazard_rows(records: pd.DataFrame) -> pd.DataFrame:
 
 def records_from_logs(paths: Sequence[str]) -> pd.DataFrame:
     """One row per sample of lifelong logs: model, the task's grouping
-    arguments, the sample's counts (``Score.metadata["counts"]``, or the
-    score value of a log written before they moved there)."""
+    arguments, the lifetime, the sample's counts (``Score.metadata["counts"]``,
+    or the score value of a log written before they moved there) and its
+    episodes' exact SPL (``gain.spl_terms``)."""
     from inspect_ai.log import read_eval_log
 
     rows = []
@@ -145,8 +150,18 @@ def records_from_logs(paths: Sequence[str]) -> pd.DataFrame:
         for sample in log.samples or []:
             score = (sample.scores or {}).get("lifelong_scorer")
             if score is not None:
-                value = dict(counts_of(score) or {}) | acted_on_counts(score.metadata or {})
-                rows.append({"model": log.eval.model, "regime": args.get("regime", "L2"), "value": value})
+                meta = score.metadata or {}
+                value = dict(counts_of(score) or {}) | acted_on_counts(meta)
+                rows.append(
+                    {
+                        "model": log.eval.model,
+                        "memory": memory_of(args),
+                        "regime": args.get("regime", "L2"),
+                        "instance_id": str(sample.id),
+                        "value": value,
+                        "spl_terms": spl_terms(meta.get("episodes") or []),
+                    }
+                )
     return pd.DataFrame(rows)
 
 

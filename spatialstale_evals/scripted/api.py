@@ -8,8 +8,8 @@ model provider, so they run from the CLI, in ``eval_set`` and under
 
 A task family's own scripted agents (``TaskFamily.scripted_agents``: the stale
 task's ``stale-aware``, ``stale-naive`` and ``judge``, from
-``stale_corpus/scripted.py``; the lifelong task's ``diligent``, ``write_once`` and
-``amnesiac``, from ``lifetime/scripted.py``) are served here too, by name.
+``stale_corpus/scripted.py``; the lifelong task's ``diligent``, ``write_once``,
+``amnesiac`` and ``credulous``, from ``lifetime/scripted.py``) are served here too, by name.
 
 With the memory tool offered (``navigate -T memory_access=tool``) the
 policies that use memory (``memory``, ``mixed``) view ``/memories/lake.md``

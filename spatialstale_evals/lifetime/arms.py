@@ -1,0 +1,54 @@
+"""The ``memory`` parameter of ``lifelong``: what carries over from one
+episode of a lifetime to the next, and how the agent is told of it.
+
+Each value is a :class:`MemoryArm` in :data:`MEMORY_ARMS`, the one registry
+the task's parameter check, its docs and the solver read (the
+memory-architectures issue adds arms here: a transcript carried over, a
+store shared between lifetimes):
+
+- ``notes`` (the default): Inspect's ``memory`` tool and its per-sample
+  ``/memories`` directory, kept across the episodes; the system prompt says
+  so and recommends the note format; a write-back turn after every episode;
+- ``none``: nothing carries over: no memory tool is offered, no prompt
+  mentions notes or memory, there is no write-back turn. The same lifetimes
+  otherwise: the no-memory baseline for any model, against which the
+  report's memory gain of an arm is measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from spatialstale_evals.lifetime import prompts
+
+#: The values of the task's ``memory`` parameter (the keys of ``MEMORY_ARMS``, in order).
+MemoryName = Literal["notes", "none"]
+
+
+@dataclass(frozen=True)
+class MemoryArm:
+    """One value of ``memory``: whether the memory tool is offered (and so the
+    write-back turn played) and the system prompt's template (``{episodes}``,
+    ``{max_memory_calls}``)."""
+
+    name: str
+    tool: bool
+    system: str
+    summary: str
+
+    @property
+    def write_back(self) -> bool:
+        """Whether the episode ends with a write-back turn (only with the tool to write with)."""
+        return self.tool
+
+
+MEMORY_ARMS: dict[str, MemoryArm] = {
+    arm.name: arm
+    for arm in (
+        MemoryArm("notes", True, prompts.LIFELONG_SYSTEM, "the memory tool, its /memories kept across episodes"),
+        MemoryArm("none", False, prompts.LIFELONG_SYSTEM_NO_MEMORY, "nothing kept between episodes, no memory tool"),
+    )
+}
+if tuple(MEMORY_ARMS) != get_args(MemoryName):  # one list: the registry and the parameter's type agree
+    raise RuntimeError(f"MemoryName {get_args(MemoryName)} and MEMORY_ARMS {tuple(MEMORY_ARMS)} differ")
