@@ -5,7 +5,8 @@ harness keeps them (counted under ``unloggable_replaced``), and a lone
 surrogate in a memory path is replaced. Each case errored the eval before
 (``IndexError: list index out of range``; ``Circular reference detected``
 from the store). The lifelong family is tested with its own solver
-(``lifetime/solver.py``)."""
+(``lifetime/solver.py``, the default loop; under ``agent=react`` Inspect's own
+``react()`` calls the model, and what it logs is Inspect's: docs/scoring.md)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from inspect_ai.tool import ToolCall
 from spatialstale_evals.detect import detect
 from spatialstale_evals.harness.bounded_json import MAX_DEPTH
 from spatialstale_evals.harness.loggable import EMPTY_KEY, REPLACED_KEY, TOO_DEEP, loggable_output
+from spatialstale_evals.lifelong import lifelong
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.probe import probe
 from spatialstale_evals.stale import stale
@@ -70,6 +72,7 @@ TASKS: dict[str, Callable[[], Task]] = {
     "probe_shared": lambda: probe(regime="L2", targets_per_kind=1, conversation="shared"),
     "stale": lambda: stale(path=str(MINI)),
     "stale_tool": lambda: stale(path=str(MINI), memory_access="tool"),
+    "lifelong": lambda: lifelong(regime="L1", episodes=2, max_steps=3),
 }
 
 
@@ -114,8 +117,9 @@ def test_tool_arguments_nested_300_deep_leave_a_finished_sample_with_its_record(
         assert "could not be serialized" in sample.error.message
 
 
-def test_a_lone_surrogate_in_a_memory_path_is_replaced_and_counted(tmp_path: Path) -> None:
-    sample = run("navigate_tool", "surrogate_path", tmp_path)
+@pytest.mark.parametrize("task", ["navigate_tool", "lifelong"])
+def test_a_lone_surrogate_in_a_memory_path_is_replaced_and_counted(task: str, tmp_path: Path) -> None:
+    sample = run(task, "surrogate_path", tmp_path)
     assert sample.error is None
     assert sample.metadata[REPLACED_KEY] >= 2
     assert "\ud800" not in str(sample.store)

@@ -39,10 +39,12 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.tool import Tool, ToolCall, memory
+from inspect_ai.tool import Tool, ToolCall
 from inspect_ai.util import LimitExceededError, store, store_as
 
 from spatialstale_evals.harness import prompts as shared
+from spatialstale_evals.harness.loggable import loggable_output, record_replacements
+from spatialstale_evals.harness.memory_quota import bounded_memory
 from spatialstale_evals.harness.move import MOVE_TOOL
 from spatialstale_evals.harness.observe import observation, observation_parts, user_message
 from spatialstale_evals.harness.parsing import parse_move
@@ -141,7 +143,7 @@ class Conversation:
         output: ModelOutput = await self.model.generate(
             self.request(current), tools=tools, tool_choice="auto", config=GenerateConfig(parallel_tool_calls=False)
         )
-        return output.choices[0].message if output.choices else ChatMessageAssistant(content="")
+        return loggable_output(output).message  # an empty reply (a fallback step) when it has no choice
 
     async def run_memory(self, calls: list[ToolCall], used: int, limit: str) -> tuple[list[ChatMessage], int, bool]:
         """Answers to the reply's memory calls, in order: those within the cap
@@ -338,12 +340,13 @@ def lifelong_loop(lives: LifetimeSet, settings: LifelongSettings, agent: AgentFa
                 source="initial memory: the paper's entries written before episode 1",
             )  # fmt: skip
         memory_store.seeding_complete = True
-        memory_tool = memory()
+        memory_tool = bounded_memory()
         model = get_model()
         state.messages = []
         for k in range(1, settings.episodes + 1):
             await play_episode(life, instance, k, settings, memory_tool, model, state.messages, agent)
         records = store_as(LifetimeState).records
+        record_replacements(state.metadata)
         state.output.completion = ", ".join(f"{r['episode']}: {r['outcome']}" for r in records)
         return state
 
