@@ -45,8 +45,8 @@ from _lifetime_writers import WRITERS, writer  # noqa: E402
 from lifelong_tokens import run  # noqa: E402
 
 from spatialstale_evals.analysis.families import plain_markdown  # noqa: E402
-from spatialstale_evals.analysis.significance import exact_signed_rank  # noqa: E402
 from spatialstale_evals.harness.score_counts import counts_of  # noqa: E402
+from spatialstale_evals.harness.significance import exact_signed_rank  # noqa: E402
 from spatialstale_evals.lifelong import lifelong_with_agent  # noqa: E402
 from spatialstale_evals.lifetime.gain import memory_gain_table, spl_terms  # noqa: E402
 from spatialstale_evals.lifetime.scoring import pooled_ratio  # noqa: E402

@@ -13,12 +13,12 @@ from __future__ import annotations
 import socket
 from urllib.parse import urlsplit
 
-from inspect_ai._util.error import PrerequisiteError
+from inspect_ai._util.error import PrerequisiteError  # inspect-evals-lint: ignore[IECQ001] -- not exported publicly
 
 #: Seconds the connection check waits for the server at ``--model-base-url``.
 CONNECT_TIMEOUT = 5.0
 
-__all__ = ["CONNECT_TIMEOUT", "HostedError", "check_reachable", "plain_message"]
+__all__ = ["CONNECT_TIMEOUT", "HostedError", "PrerequisiteError", "check_reachable", "plain_message"]
 
 
 class HostedError(Exception):

@@ -17,7 +17,7 @@ from spatialstale_evals.harness.params import check_choice, check_positive_int, 
 from spatialstale_evals.harness.task_body import family_task
 from spatialstale_evals.lifetime.agents import AgentFactory
 from spatialstale_evals.lifetime.agents import until_episode_over as until_episode_over  # the docs' idiom
-from spatialstale_evals.lifetime.arms import MEMORY_ARMS, MemoryName
+from spatialstale_evals.lifetime.arms import DEFAULT_MEMORY, MEMORY_ARMS, MemoryName
 from spatialstale_evals.lifetime.samples import LifetimeSet
 from spatialstale_evals.lifetime.scoring import lifelong_scorer
 from spatialstale_evals.lifetime.solver import LifelongSettings, lifelong_loop
@@ -36,7 +36,7 @@ AgentName = Literal["default", "react"]
 
 def check_args(
     regime: str, episodes: int, view_radius: int | None, history: int | None, max_memory_calls: int,
-    initial_memory: str, agent: str, max_steps: int | None, epochs: int, memory: str = "notes",
+    initial_memory: str, agent: str, max_steps: int | None, epochs: int, memory: str = DEFAULT_MEMORY,
 ) -> None:  # fmt: skip
     """Every check on the parameters, before any model call."""
     check_choice("regime", regime, REGIMES)
@@ -69,7 +69,7 @@ def lifelong(
     max_memory_calls: int = 5,
     initial_memory: InitialMemory = "empty",
     agent: AgentName = "default",
-    memory: MemoryName = "notes",
+    memory: MemoryName = DEFAULT_MEMORY,
     dataset: str | None = None,
     max_steps: int | None = None,
     epochs: int = 1,

@@ -339,7 +339,7 @@ def results_table(logs: list[Any]) -> str:
 def run_hosted(model: str, base_url: str | None, run: tuple[Any, ...]) -> list[Any]:
     """:func:`run_evals` on a model Inspect serves: its server checked first
     (``base_url``), a missing key or provider package said in one plain line."""
-    from inspect_ai._util.error import PrerequisiteError
+    from spatialstale_evals.hosted import PrerequisiteError
 
     if base_url is not None:
         check_reachable(base_url)

@@ -45,6 +45,9 @@ NOT_RUN = {
     "perf": "its smallest run (--quick) takes minutes: it times the suite, and tests/test_latency.py checks its parts",
     "quickstart_time": "needs the local server and minutes of SmolLM2 (the quickstart: tests/test_local_model.py)",
     "view_screenshots": "needs a Chromium; its routes and task list: tests/test_benchmarks.py",
+    "lifelong_scores": "its smallest run is still two dozen evals (over a minute of the suite's ten); its runs are "
+    "tests/test_lifelong_scores.py's (trivial writers, scripted agents) and its gain tests/test_lifelong_metrics.py's",
+    "memory_bounds": "timings, not a table; the bound and the quota it times: tests/test_memory_bounds.py",
 }
 
 

@@ -180,7 +180,7 @@ def test_the_lifelong_family_has_its_report_section(tmp_path: Path) -> None:
     assert summary[["model", "config", "regime", "lifetimes"]].values.tolist() == [
         ["spatialstale/diligent", "episodes=2", "L1", 2]
     ]
-    assert summary["success_rate"].iloc[0] == pytest.approx(
+    assert summary["episode_success_rate"].iloc[0] == pytest.approx(
         sum(e["outcome"] == "success" for e in episodes) / len(episodes)
     )
     assert "## Task `lifelong`" in report.markdown.read_text(encoding="utf-8")

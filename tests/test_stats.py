@@ -14,7 +14,7 @@ from _reference import holm as holm_by_definition
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spatialstale_evals.analysis.significance import holm, paired_wilcoxon
+from spatialstale_evals.harness.significance import holm, paired_wilcoxon
 
 EPOCHS = 5
 COUNTS = st.lists(st.tuples(st.integers(0, EPOCHS), st.integers(0, EPOCHS)), min_size=1, max_size=50)

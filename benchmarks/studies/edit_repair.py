@@ -13,7 +13,7 @@ observability, which it ignores) and ``mixed`` (believes what it sees and its
 memory elsewhere) under partial observability (``view_radius`` 2 and 1: at
 full observability it never reads its memory). Success and death are integer
 counts of 50 episodes; the paired test is the report's (Wilcoxon signed-rank
-on the per-seed outcome, ``analysis.significance.paired_wilcoxon``, which names its
+on the per-seed outcome, ``harness.significance.paired_wilcoxon``, which names its
 method), Holm-adjusted over every cell of the table.
 """
 
@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from inspect_ai import eval as inspect_eval
 
-from spatialstale_evals.analysis.significance import holm, paired_wilcoxon
+from spatialstale_evals.harness.significance import holm, paired_wilcoxon
 from spatialstale_evals.navigate import navigate
 
 #: (navigator, view_radius) of each row.

@@ -32,9 +32,9 @@ from typing import Any
 
 import pandas as pd
 
-from spatialstale_evals.analysis.significance import holm, paired_wilcoxon
 from spatialstale_evals.analysis.tables import nan
 from spatialstale_evals.harness.counts import ratio
+from spatialstale_evals.harness.significance import holm, paired_wilcoxon
 from spatialstale_evals.navigation.memory_access import ACCESS_FACTORS
 from spatialstale_evals.stale_corpus.corpus import STALE_DIMENSIONS, STALE_TYPES
 from spatialstale_evals.stale_corpus.retrieval import READ_KEY, RETRIEVAL_RATIOS

@@ -35,11 +35,11 @@ from typing import Any
 import pandas as pd
 
 from spatialstale_evals.analysis.inference import paired_vectors
-from spatialstale_evals.analysis.significance import holm, paired_wilcoxon
 from spatialstale_evals.analysis.tables import sort_table
 from spatialstale_evals.analysis.trust import RAW, WITHOUT_MEMORY, is_clean
 from spatialstale_evals.harness.family import TaskFamily, families
 from spatialstale_evals.harness.params import choices
+from spatialstale_evals.harness.significance import holm, paired_wilcoxon
 
 CELL = ["model", "base_config", "modality", "regime"]
 #: The label of the paper's level (every factor at its default).

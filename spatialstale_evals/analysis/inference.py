@@ -3,7 +3,7 @@ within each family), the correlation of detection with navigation, and
 detection recall conditioned on the paths that matter.
 
 Per-seed rates enter the tests as exact fractions (``Fraction(successes,
-episodes)``), so equal differences tie as they should (``analysis/significance.py``).
+episodes)``), so equal differences tie as they should (``harness/significance.py``).
 A *family* of tests is one (model, config, regime, modality) cell: every pair
 of strategies on every metric; Holm's adjustment controls the family-wise
 error rate within it, and a test is significant when its adjusted p is below
@@ -21,8 +21,8 @@ from typing import Any
 import pandas as pd
 
 from spatialstale_evals import paper
-from spatialstale_evals.analysis.significance import correlate, holm, paired_wilcoxon
 from spatialstale_evals.analysis.tables import order, ratio, sort_table
+from spatialstale_evals.harness.significance import correlate, holm, paired_wilcoxon
 from spatialstale_evals.navigation.strategies import STRATEGIES
 from spatialstale_evals.world.grid import Cell, goal_of, neighbours, shortest_path, start_of
 from spatialstale_evals.world.instance import Instance

@@ -5,7 +5,7 @@ table's layout)."""
 from __future__ import annotations
 
 from spatialstale_evals import paper
-from spatialstale_evals.analysis.significance import METHOD_NOTES
+from spatialstale_evals.harness.significance import METHOD_NOTES
 
 NOTES = {
     "benefit": (

@@ -80,7 +80,7 @@ def window_line(instance: Instance, step: int, flagged: Sequence[str], labels: M
 def flagged_answer(windows: Sequence[Mapping[str, Any]]) -> str:
     """The score's answer (``inspect view``'s ANSWER column): the entries the
     audit flagged stale, per window when there are several."""
-    named = [", ".join(w["flagged"]) or "none" for w in windows]
+    named = [", ".join(w.get("flagged") or []) or "none" for w in windows]
     if len(windows) == 1:
         return f"flagged {named[0]}"
     return "; ".join(f"step {w['step']}: flagged {n}" for w, n in zip(windows, named)) or "no window audited"

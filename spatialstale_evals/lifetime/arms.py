@@ -50,5 +50,8 @@ MEMORY_ARMS: dict[str, MemoryArm] = {
         MemoryArm("none", False, prompts.LIFELONG_SYSTEM_NO_MEMORY, "nothing kept between episodes, no memory tool"),
     )
 }
-if tuple(MEMORY_ARMS) != get_args(MemoryName):  # one list: the registry and the parameter's type agree
+#: The task's default ``memory`` (the first arm): its signature, its settings and the report's pairing read it here.
+DEFAULT_MEMORY: MemoryName = "notes"
+# one list: the registry and the parameter's type agree, the default first
+if tuple(MEMORY_ARMS) != get_args(MemoryName) or DEFAULT_MEMORY != next(iter(MEMORY_ARMS)):
     raise RuntimeError(f"MemoryName {get_args(MemoryName)} and MEMORY_ARMS {tuple(MEMORY_ARMS)} differ")

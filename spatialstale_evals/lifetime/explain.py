@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from spatialstale_evals.harness.lake_map import lake_and_memory
+from spatialstale_evals.lifetime.arms import DEFAULT_MEMORY
 from spatialstale_evals.world.grid import goal_of, path_steps, start_of
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.lifetimes import Lifetime
@@ -26,7 +27,7 @@ def sample_text(life: Lifetime, instance: Instance, params: Mapping[str, Any]) -
     paper = params.get("initial_memory") == "paper"
     notes = "the paper's memory entries in /memories/lake.md" if paper else "an empty /memories"
     kept = "only the notes kept; it starts with " + notes
-    if params.get("memory", "notes") == "none":
+    if params.get("memory", DEFAULT_MEMORY) == "none":
         kept = "nothing kept between episodes (memory=none: no memory tool)"
     shown = (
         f"lifelong {life.id} ({life.regime}): {len(played)} episodes on one lake, each from S "

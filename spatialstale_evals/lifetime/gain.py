@@ -7,7 +7,7 @@ Per model, configuration (its label without ``memory=...``), regime and
 memory arm, the lifetimes both runs played are paired, and for each of SPL,
 success and deaths (per-lifetime means over its episodes, as exact
 fractions) the gain is with minus without, tested with the exact signed-rank test
-(``analysis.significance.exact_signed_rank``: the exact null distribution of
+(``harness.significance.exact_signed_rank``: the exact null distribution of
 the rank sum, ties included, at any number of lifetimes), Holm's adjustment
 over the tests of a (model, configuration, regime) cell (three per arm), as
 the report adjusts navigate's strategy tests within a cell.
@@ -19,15 +19,13 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from functools import cache
 from typing import Any
 
 import pandas as pd
 
 from spatialstale_evals import paper
-from spatialstale_evals.analysis.significance import exact_signed_rank, holm
-from spatialstale_evals.harness.params import defaults
-from spatialstale_evals.lifetime.arms import MEMORY_ARMS
+from spatialstale_evals.harness.significance import exact_signed_rank, holm
+from spatialstale_evals.lifetime.arms import DEFAULT_MEMORY, MEMORY_ARMS
 from spatialstale_evals.lifetime.measures import spl_fraction
 from spatialstale_evals.world.env import SUCCESS
 
@@ -56,12 +54,9 @@ def base_config(config: Any) -> str:
     return ", ".join(p for p in str(config or "").split(", ") if p and p.split("=", 1)[0] != MEMORY)
 
 
-@cache
 def default_memory() -> str:
-    """The task's default ``memory`` (read off its signature)."""
-    from spatialstale_evals.lifelong import lifelong  # the task imports the scorer, which imports nothing here
-
-    return str(defaults(lifelong)[MEMORY])
+    """The task's default ``memory`` (``arms.DEFAULT_MEMORY``, its signature's default)."""
+    return DEFAULT_MEMORY
 
 
 def memory_of(record: Mapping[str, Any]) -> str:

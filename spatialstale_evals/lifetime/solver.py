@@ -50,7 +50,7 @@ from spatialstale_evals.harness.observe import observation, observation_parts, u
 from spatialstale_evals.harness.parsing import parse_move
 from spatialstale_evals.lifetime import prompts
 from spatialstale_evals.lifetime.agents import AgentFactory, move_tool, react_factory, run_agent
-from spatialstale_evals.lifetime.arms import MEMORY_ARMS, MemoryArm
+from spatialstale_evals.lifetime.arms import DEFAULT_MEMORY, MEMORY_ARMS, MemoryArm
 from spatialstale_evals.lifetime.episode import LifeEpisode, LifetimeState, MemoryStore
 from spatialstale_evals.lifetime.notes import Notes, parse_notes
 from spatialstale_evals.lifetime.records import episode_record, note_audit
@@ -71,7 +71,7 @@ class LifelongSettings:
     initial_memory: str
     max_steps: int | None
     agent: str = "default"
-    memory: str = "notes"
+    memory: str = DEFAULT_MEMORY
 
     @property
     def arm(self) -> MemoryArm:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from inspect_ai._util.error import PrerequisiteError  # Inspect prints its message alone (HubUnavailable)
+from inspect_ai._util.error import PrerequisiteError  # inspect-evals-lint: ignore[IECQ001] -- not exported publicly
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 
