@@ -83,7 +83,7 @@ def flagged_answer(windows: Sequence[Mapping[str, Any]]) -> str:
     named = [", ".join(w.get("flagged") or []) or "none" for w in windows]
     if len(windows) == 1:
         return f"flagged {named[0]}"
-    return "; ".join(f"step {w['step']}: flagged {n}" for w, n in zip(windows, named)) or "no window audited"
+    return "; ".join(f"step {w.get('step', '?')}: flagged {n}" for w, n in zip(windows, named)) or "no window audited"
 
 
 def explanation_lines(instance: Instance | None, windows: Sequence[Mapping[str, Any]]) -> str:
