@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from _lifetime_truth import saw as truth_saw
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
@@ -46,19 +47,8 @@ def lives(regime: str) -> dict[str, lifetimes.Lifetime]:
 
 
 def saw(world: lifetimes.EpisodeWorld, record: dict[str, Any], radius: int | None = RADIUS) -> dict[tuple, str]:
-    """What the agent was shown in one episode: the window around it before
-    each move, on the lake of that moment, and the cell it died in (a hole)."""
-    seen: dict[tuple, str] = {}
-    for i in range(len(record["actions"])):
-        ar, ac = record["trajectory"][i]
-        grid = world.grid_at(i)
-        for r in range(len(grid)):
-            for c in range(len(grid[0])):
-                if radius is None or (abs(r - ar) <= radius and abs(c - ac) <= radius):
-                    seen[(r, c)] = grid[r][c]
-    if record["outcome"] == "death":
-        seen[tuple(record["death_cell"])] = "H"
-    return seen
+    """What the agent was shown in one episode (``_lifetime_truth.saw``, at the task's radius by default)."""
+    return truth_saw(world, record, radius)
 
 
 def is_hole(kind: str) -> bool:
