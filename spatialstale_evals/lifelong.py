@@ -118,7 +118,7 @@ def lifelong(
         regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, max_steps, epochs, memory
     )
     lives = LifetimeSet.load(dataset, regime, episodes)
-    first = next(iter(lives.lives.values()))
+    first = next(iter(lives.by_id.values()))
     if covers_grid(first.height, first.width, view_radius):
         view_radius = None
     params = {

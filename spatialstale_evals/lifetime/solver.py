@@ -314,7 +314,8 @@ def lifelong_loop(lives: LifetimeSet, settings: LifelongSettings, agent: AgentFa
     each by the default loop, ``react`` (``settings.agent``) or ``agent``'s."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        life, instance = lives.begin(state)
+        life = lives.begin(state)
+        instance = lives.instance(life)
         memory_store = store_as(MemoryStore)
         if settings.initial_memory == "paper" and not memory_store.seeding_complete:
             text = paper_memory(instance)
