@@ -2,6 +2,7 @@
 current task version from a scripted run of every task family.
 
     python benchmarks/example_report.py [--out docs/example-report] [--seeds 3] [--epochs 2] [--keep-logs DIR]
+        [--regimes L1 ...]
 
 It runs, with the scripted agents in place of a model (no network, no key),
 into a fresh log folder:
@@ -64,9 +65,10 @@ def lake_families() -> list[str]:
     return [name for name, family in families().items() if family.matrix is not None and name != "lifelong"]
 
 
-def run(logs: Path, seeds: int, epochs: int) -> None:
-    """Every family's scripted run, each into its own subfolder of ``logs``."""
-    matrix = ["--display", "none", "--seeds", str(seeds)]
+def run(logs: Path, seeds: int, epochs: int, regimes: list[str] | None = None) -> None:
+    """Every family's scripted run, each into its own subfolder of ``logs``
+    (on ``regimes`` only if given: a smaller run, the smoke test's)."""
+    matrix = ["--display", "none", "--seeds", str(seeds), *(["--regimes", *regimes] if regimes else [])]
     lake = ["matrix", "--model", LAKE_AGENT, "--tasks", *lake_families(), "--epochs", str(epochs)]
     if code := cli.main([*lake, *matrix, "--log-dir", str(logs / "lake")]):
         raise SystemExit(f"the lake matrix failed ({code})")
@@ -111,15 +113,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3, help="first N instances of each regime (3)")
     parser.add_argument("--epochs", type=int, default=2, help="navigation episodes per seed (2)")
     parser.add_argument("--keep-logs", type=Path, default=None, help="write the logs here (absent or empty)")
+    parser.add_argument("--regimes", nargs="+", default=None, help="these regimes only (default: the paper's)")
     args = parser.parse_args(argv)
     if args.keep_logs is not None and args.keep_logs.exists() and any(args.keep_logs.iterdir()):
         parser.error(f"--keep-logs {args.keep_logs} is not empty: the report would count its logs too")
     began = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         logs = (args.keep_logs or Path(tmp) / LOGS_NAME).resolve()
-        run(logs, args.seeds, args.epochs)
+        run(logs, args.seeds, args.epochs, args.regimes)
         ran = time.perf_counter() - began
         how = f"{args.seeds} seeds per regime, {args.epochs} navigation epochs"
+        how += f", regimes {' '.join(args.regimes)}" if args.regimes else ""
         write_report(logs, args.out.resolve(), how)
     took = time.perf_counter() - began
     report = args.out / "REPORT.md"

@@ -4,6 +4,7 @@ sees everything (``observer``), one that believes only its memory
 (``memory``) and a coin (``random``) score on the canonical instances.
 
     python benchmarks/scripted_reference.py [--log-dir logs/reference] [--seeds N] [--agents observer,memory,random]
+        [--regimes L1 ...]
 
 Nothing here computes a figure: it runs the paper's matrix with the agents in
 place of a model and then the report, the same two commands as for a model,
@@ -48,11 +49,13 @@ def main() -> int:
     parser.add_argument("--log-dir", default="logs/reference")
     parser.add_argument("--seeds", type=int, default=None, help="first N instances of each regime (default: all)")
     parser.add_argument("--agents", default="observer,memory,random")
+    parser.add_argument("--regimes", nargs="+", default=None, help="the matrix's regimes (default: the paper's)")
     args = parser.parse_args()
     models = ",".join(f"spatialstale/{agent}" for agent in args.agents.split(","))
     matrix = ["matrix", "--model", models, "--tasks", "detect", "navigate", "probe", "--epochs", "1"]
     matrix += ["--nav-modalities", "text", "--display", "none", "--log-dir", args.log_dir]
     matrix += ["--seeds", str(args.seeds)] if args.seeds else []
+    matrix += ["--regimes", *args.regimes] if args.regimes else []
     began = time.perf_counter()
     if code := cli.main(matrix):
         return code

@@ -25,6 +25,9 @@
   so that no long group is left for last while the other worker idles.
   xdist reports a grouped test's id with its group appended
   (``tests/test_analysis.py::test_x@test_analysis``): drop the suffix to rerun it.
+  A pytest that ignores that suffix (9.2, pytest-dev/pytest-xdist#1386) would
+  spread every group over both workers without a word; the grouped tests then
+  fail at once, saying so (the [test] extra pins pytest below 9.2).
 - Inspect's per-task lookup of the distribution that ships a task, cached
   for the session (``_distribution_scan_cached``).
 - The user's ``./logs`` left alone: a log no test names a folder for goes to a
@@ -148,8 +151,7 @@ def _group(item: pytest.Item, shared_modules: set[str]) -> str | None:
     return _module(item) if _module(item) in shared_modules else None
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (its own hook of the same name)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def _put_in_groups(items: list[pytest.Item]) -> None:
     """Put every test in its xdist group and the groups first (see the module docstring)."""
 
     def shares_a_fixture(item: pytest.Item) -> bool:
@@ -165,6 +167,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
     rank = {LOCAL_MODEL_GROUP: 0}
     items.sort(key=lambda item: rank.get(groups[item.nodeid], 1 if groups[item.nodeid] else 2))
+
+
+@pytest.hookimpl(wrapper=True)  # its first half before xdist reads the groups (its own hook of the same name)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
+    """The groups and their order (:func:`_put_in_groups`); then, on a worker,
+    note the grouped tests whose group did not take, which then fail at once
+    (``pytest_runtest_setup``). xdist groups by a suffix it writes into each
+    grouped test's id (``...@group``); a pytest that ignores that write (9.2
+    with xdist 3.8: pytest-dev/pytest-xdist#1386) would spread a group over the
+    workers silently, running what it holds once (the local model's quickstart,
+    a module's scripted run) once per worker."""
+    _put_in_groups(items)
+    result = yield
+    if hasattr(config, "workerinput") and config.getvalue("loadgroup"):
+        lost = {item.nodeid for item in items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid}
+        config.stash[_UNGROUPED] = lost
+    return result
+
+
+#: The grouped tests whose xdist group did not take (see ``pytest_collection_modifyitems``).
+_UNGROUPED = pytest.StashKey[set[str]]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.nodeid in item.config.stash.get(_UNGROUPED, set()):
+        pytest.fail(
+            "pytest-xdist's --dist loadgroup did not put this test in its group: this pytest keeps the test ids "
+            "xdist rewrites (pytest-dev/pytest-xdist#1386), so a group's tests run on any worker and what they "
+            "share runs once per worker; install pytest<9.2, as the [test] extra pins it",
+            pytrace=False,
+        )
 
 
 @pytest.fixture(autouse=True)

@@ -18,17 +18,19 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
 
-#: Each script's smallest run; ``{tmp}`` is a temporary folder.
+#: Each script's smallest run (one seed, one regime where the script runs a matrix: a table of one
+#: regime is a table; the report over several regimes is tests/test_analysis.py's); ``{tmp}`` is a temporary folder.
 RUNS: dict[str, list[str]] = {
     "lifelong_tokens": ["--lifetimes", "1", "--parts", "trust", "--log-dir", "{tmp}/logs"],  # score_table
-    "scripted_reference": ["--seeds", "1", "--agents", "observer", "--log-dir", "{tmp}/logs"],
+    "scripted_reference": ["--seeds", "1", "--agents", "observer", "--regimes", "L1", "--log-dir", "{tmp}/logs"],
     "memory_access": ["--seeds", "1", "--log-dir", "{tmp}/logs"],
     "stale_cost": ["--path", str(ROOT / "tests" / "fixtures" / "stale_mini.json")],
     "stale_rubric_agreement": ["--grader", "spatialstale/judge"],
     "latency": ["--latencies", "100", "--connections", "2", "--episodes-per-connection", "1",
                 "--samples-per-connection", "1", "--only", "navigate"],  # fmt: skip
-    "matrix_time": ["--log-dir", "{tmp}/logs", "--", "--tasks", "detect", "--seeds", "1", "--epochs", "1"],
-    "example_report": ["--out", "{tmp}/report", "--seeds", "1", "--epochs", "1"],
+    "matrix_time": ["--log-dir", "{tmp}/logs", "--", "--tasks", "detect", "--seeds", "1", "--epochs", "1",
+                    "--regimes", "L1", "--modalities", "text"],  # fmt: skip
+    "example_report": ["--out", "{tmp}/report", "--seeds", "1", "--epochs", "1", "--regimes", "L1"],
 }
 #: Columns a smallest run leaves blank because they are undefined there, not broken, and why.
 UNDEFINED: dict[str, set[str]] = {

@@ -40,7 +40,7 @@ from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 from spatialstale_evals import local_model
 
 ROOT = Path(__file__).resolve().parents[1]
-MAX_STEPS = 2
+MAX_STEPS = 1  # one request per episode: the fewest that still leave episodes done and undone
 KILL_AFTER = MAX_STEPS  # answers before the kill: the first episode (at most MAX_STEPS moves) is done
 SAMPLES = KILL_AFTER + 2  # ... and one is not, even if every episode took one request and one more was answered
 INSPECT = [sys.executable, "-m", "inspect_ai"]

@@ -45,8 +45,14 @@ from spatialstale_evals.local_model import server as lm_server
 
 ROOT = Path(__file__).resolve().parents[1]
 
-MAX_STEPS = 4
-MAX_TOKENS = 512
+#: The quickstart's step budget and reply cap here: what is asserted (every step a real
+#: ``move`` call, every audit counted, every request capped) needs two steps, not the
+#: user's 21, and SmolLM2's replies to an audit of ten notes are about 90 tokens, so a
+#: cap of 128 only cuts a runaway reply (at 512, one runaway audit cost a minute of the
+#: suite on the loaded 2-core machine). The quickstart as typed, its default budget
+#: included, runs in ``tests/test_quickstart.py`` with the scripted observer.
+MAX_STEPS = 2
+MAX_TOKENS = 128
 DIRECTIONS = ("UP", "DOWN", "LEFT", "RIGHT")
 
 
