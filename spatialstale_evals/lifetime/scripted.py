@@ -54,7 +54,7 @@ from spatialstale_evals.harness.prompts import MOVE_DEATH, template_pattern
 from spatialstale_evals.harness.scripted_turn import NO_NOTES, ScriptedTurn, move
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
 from spatialstale_evals.lifetime.notes import format_notes, parse_notes
-from spatialstale_evals.lifetime.prompts import PAPER_MEMORY_PATH
+from spatialstale_evals.lifetime.prompts import PAPER_MEMORY_PATH, WRITE_BACK
 from spatialstale_evals.world.grid import DELTAS, FROZEN, HOLE, UNSEEN, Cell, cheapest_path, first_move
 from spatialstale_evals.world.observation import parse_text_observation
 
@@ -62,6 +62,8 @@ NOTES_PATH = PAPER_MEMORY_PATH
 #: A death's answer, from the cell on (``template_pattern`` reads numbers; the direction is a word).
 _DEATH = template_pattern(MOVE_DEATH.split("{direction}", 1)[1])
 _NUMBERED = re.compile(r"^\s*\d+\t", re.MULTILINE)
+#: The write-back turn's invitation (the fixed words of ``prompts.WRITE_BACK`` after the outcome).
+_WRITE_BACK = WRITE_BACK.split("{next_episode}", 1)[1].split("{", 1)[0]
 
 
 def _text(message: ChatMessage) -> str:
@@ -244,7 +246,7 @@ def lifetime_output(policy: str, model: str, messages: list[ChatMessage], tools:
 
 def builtin_reply(turn: ScriptedTurn) -> ModelOutput | str | None:
     """A built-in policy's step (its move, or the view of the notes before it)
-    or its write-back (a turn that offers tools but ``move``: it keeps no notes)."""
+    or its write-back turn (``prompts.WRITE_BACK``: it keeps no notes, so it ends the turn)."""
     if turn.moving:
         return move(turn, NOTES_PATH)
-    return NO_NOTES if turn.tools else None
+    return NO_NOTES if _WRITE_BACK in turn.prompt.text else None
