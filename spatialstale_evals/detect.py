@@ -87,10 +87,19 @@ def detect(
     check_memory(memory_style, distractors)
     body.check_options(size, structured_output)
     body.load(dataset, regime, modality)
-    params = {"modality": modality, "batch_size": batch_size, "output": output, "threshold": threshold}
+    settings = DetectionSettings(
+        modality=modality,
+        batch_size=batch_size,
+        output=output,
+        threshold=threshold,
+        memory_style=memory_style,
+        distractors=distractors,
+        render=body.style,
+        structured_output=structured_output,
+        size=body.size,
+    )
     return body.build(
-        params,
-        DetectionSettings,
+        settings,
         audit_windows,
         detection_scorer(),
         sample_text=sample_text,

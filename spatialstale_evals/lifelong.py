@@ -8,6 +8,7 @@ true when the lake changes under them?
 from __future__ import annotations
 
 import inspect
+from dataclasses import asdict
 from typing import Any, Literal
 
 from inspect_ai import Task, task, task_with
@@ -144,26 +145,17 @@ def _lifelong(
     first = next(iter(lives.by_id.values()))
     if covers_grid(first.height, first.width, view_radius):
         view_radius = None
-    params = {
-        "episodes": episodes,
-        "view_radius": view_radius,
-        "history": history,
-        "max_memory_calls": max_memory_calls,
-        "initial_memory": initial_memory,
-        "agent": agent,
-        "max_steps": max_steps or first.max_steps,
-        "memory": memory,
-    }
     settings = LifelongSettings(
         episodes=episodes,
         view_radius=view_radius,
         history=history,
         max_memory_calls=max_memory_calls,
         initial_memory=initial_memory,
-        max_steps=max_steps,
         agent=agent,
+        max_steps=max_steps or first.max_steps,
         memory=memory,
     )
+    params = asdict(settings)  # the samples' and the task's metadata: what the solver runs with
     return family_task(
         "lifelong",
         {"regime": regime, **params, **lives.sha256},

@@ -215,27 +215,32 @@ def navigate(
     first = body.load(dataset, regime, modality)
     if covers_grid(first.height, first.width, view_radius):  # it sees everything from everywhere: the paper's protocol
         view_radius = None
-    params = {
-        "strategy": strategy,
-        "modality": modality,
-        "batch_size": batch_size,
-        "output": output,
-        "threshold": threshold,
-        "max_steps": max_steps or first.max_steps,
-        "history": history,
-        "view_radius": view_radius,
-        "filter_mode": filter_mode,
-    }
-    access = {"memory_access": memory_access, "max_memory_calls": max_memory_calls}
-    tool = memory_access == "tool"
+    settings = NavigationSettings(
+        strategy=strategy,
+        modality=modality,
+        batch_size=batch_size,
+        output=output,
+        threshold=threshold,
+        max_steps=max_steps or first.max_steps,
+        history=history,
+        view_radius=view_radius,
+        filter_mode=filter_mode,
+        memory_access=memory_access,
+        max_memory_calls=max_memory_calls,
+        memory_style=memory_style,
+        memory_framing=memory_framing,
+        memory_position=memory_position,
+        distractors=distractors,
+        render=body.style,
+        structured_output=structured_output,
+        size=body.size,
+    )
     return body.build(
-        params | (access if tool else {}),  # the paper's protocol names neither: its samples stay as they were
-        NavigationSettings,
+        settings,
         navigation_loop,
         navigation_scorer(),
-        settings_args=access,
         task_class=RunEpochsTask,
         sample_text=sample_text,
         epochs=epochs,
-        **({"metrics": [*NAVIGATION_METRICS, *TOOL_METRICS]} if tool else {}),
+        **({"metrics": [*NAVIGATION_METRICS, *TOOL_METRICS]} if memory_access == "tool" else {}),
     )

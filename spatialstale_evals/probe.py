@@ -93,19 +93,20 @@ def probe(
             "to follow; pass dimensions=explicit,premise"
         )
     body.load(dataset, regime, modality)
-    params = {
-        "modality": modality,
-        "dimensions": list(asked),
-        "conversation": conversation,
-        "targets_per_kind": targets_per_kind,
-        "show_store": show_store,
-    }
+    settings = ProbeSettings(
+        modality=modality,
+        dimensions=asked,
+        conversation=conversation,
+        targets_per_kind=targets_per_kind,
+        show_store=show_store,
+        render=body.style,
+        structured_output=structured_output,
+        size=body.size,
+    )
     return body.build(
-        params,
-        ProbeSettings,
+        settings,
         probe_targets,
         probe_scorer(),
-        settings_args={"dimensions": asked},
         shown={"dimensions": ",".join(asked)},  # the input names them comma-separated, last
         metadata={"probe_prompt_version": probe_prompts.PROBE_PROMPT_VERSION},
         sample_text=sample_text,

@@ -15,8 +15,8 @@ from inspect_ai.log import EvalLog, resolve_sample_attachments
 from inspect_ai.model import ChatMessageAssistant, ModelOutput, modelapi
 from inspect_ai.tool import ToolCall
 
+from spatialstale_evals.harness.belief import entries, position
 from spatialstale_evals.probe import probe
-from spatialstale_evals.scripted.agents import entries, position
 from spatialstale_evals.scripted.api import ScriptedAPI, count_input_tokens, last_prompt, text_output
 from spatialstale_evals.world import dataset
 

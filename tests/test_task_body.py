@@ -73,7 +73,7 @@ def test_the_body_runs_its_steps_in_order() -> None:
     with pytest.raises(RuntimeError, match="check_options"):
         body.load(None, "L1", "image")
     with pytest.raises(RuntimeError, match="load"):
-        body.build({}, object, lambda i, s: None, None)  # type: ignore[arg-type]
+        body.build(None, lambda i, s: None, None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown task parameter"):
         GridTaskBody(detect, {"unknown": {"image_palete": "grayscale"}})
 

@@ -63,8 +63,7 @@ from .runner import PolicyTimer, image_count, mean, median, model_events, run_ev
 #: The stand-in agents' own work, timed (only) during this measurement: the
 #: scripted provider's policy calls and the replay provider's lookup.
 AGENT_WORK: tuple[tuple[object, str], ...] = (
-    (scripted_provider, "move_choice"),
-    (scripted_provider, "audit_reply"),
+    (scripted_provider, "family_reply"),
     (providers, "replay_move"),
 )
 #: Inspect's lookup, at each eval's start, of the installed distribution that

@@ -28,8 +28,8 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from spatialstale_evals.harness import belief as scripted
 from spatialstale_evals.harness.observe import Prompt, read_grid
-from spatialstale_evals.scripted import agents as scripted
 from spatialstale_evals.scripted.api import count_input_tokens, episode_salt, last_prompt, move_output, text_output
 from spatialstale_evals.world.grid import HOLE, MOVE_ORDER, apply_move
 

@@ -9,13 +9,23 @@ from typing import Any
 from spatialstale_evals.detection.windows import DetectionSettings
 from spatialstale_evals.harness.cost import Cost, StandIn, audit_cost
 from spatialstale_evals.harness.memory_text import written
-from spatialstale_evals.harness.observe import settings_from
+from spatialstale_evals.harness.observe import style_of
 from spatialstale_evals.world.instance import Instance
 
 
 def settings_of(args: Mapping[str, Any]) -> DetectionSettings:
     """The settings of the detect task of ``args`` (every argument, defaults included), unchecked."""
-    return settings_from(DetectionSettings, args)
+    return DetectionSettings(
+        modality=args["modality"],
+        batch_size=args["batch_size"],
+        output=args["output"],
+        threshold=args["threshold"],
+        memory_style=args["memory_style"],
+        distractors=args["distractors"],
+        render=style_of(args),
+        structured_output=args["structured_output"],
+        size=args["size"],
+    )
 
 
 def estimate(instances: Sequence[Instance], args: dict[str, Any], model: StandIn) -> tuple[Cost, Cost]:

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from spatialstale_evals.detection.cost import estimate, settings_of
+from spatialstale_evals.detection.scripted import scripted_reply
 from spatialstale_evals.harness.family import HEAVY_FIELDS, MatrixSpecLike, TaskFamily, register_family
 
 
@@ -38,5 +39,6 @@ FAMILY = register_family(
         matrix=matrix_arguments,
         estimate=estimate,
         settings=settings_of,
+        scripted_reply=scripted_reply,
     )
 )

@@ -31,7 +31,8 @@ from spatialstale_evals.world.render import RenderStyle
 @dataclass(frozen=True)
 class DetectionSettings(Observed):
     """Everything a detect task fixes for its samples: its parameters, as
-    validated by the task. No defaults here: they are the task's
+    validated by the task, in the order its samples' metadata names them
+    (``Observed.parameters``). No defaults here: they are the task's
     (``harness.params.defaults``), in one place."""
 
     modality: str
@@ -40,8 +41,9 @@ class DetectionSettings(Observed):
     threshold: float
     memory_style: MemoryStyle
     distractors: int
-    structured_output: bool
     render: RenderStyle
+    structured_output: bool
+    size: str
 
 
 async def audit_window(

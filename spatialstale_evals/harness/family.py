@@ -1,7 +1,7 @@
 """The task-family registry: one entry per task family, which everything
 around the tasks reads (the run matrix and its cost estimate, the ``matrix``
 command's choices, the report's log records and sections, the scripted
-provider's agents).
+provider's agents and its built-in policies' replies).
 
 A family package (``detection/``, ``navigation/``, ...) declares its
 :class:`TaskFamily` in its ``family.py`` and registers it there;
@@ -57,6 +57,9 @@ MatrixArguments = Callable[[MatrixSpecLike], Iterable[tuple[dict[str, Any], int]
 Estimate = Callable[..., tuple[Cost, Cost]]
 #: A family's scripted agent: (messages, tools, seed) -> a text reply or a ``ModelOutput``.
 ScriptedAgent = Callable[[list[Any], list[Any], int], Any]
+#: A family's reply to a built-in scripted policy's request (``harness.scripted_turn.ScriptedTurn``):
+#: a text reply, a ``ModelOutput`` (a tool call), or None for a turn that is not the family's.
+ScriptedReply = Callable[[Any], Any]
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,10 @@ class TaskFamily:
             provider as ``spatialstale/<name>`` (one namespace with its built-in
             policies): each answers (messages, tools, seed) with a text reply or a
             ``ModelOutput`` (the provider adds the token usage).
+        scripted_reply: How the built-in scripted policies (``observer``,
+            ``memory``, ``mixed``, ``random``: ``harness/belief.py``) answer the
+            family's turns (its ``scripted.py``): the provider asks each family
+            in turn and takes the first reply that is not None.
     """
 
     name: str
@@ -129,6 +136,7 @@ class TaskFamily:
     plots: Callable[[Mapping[str, Any], Any], Sequence[Any]] | None = None
     trust_gap: Callable[[Any], Any] | None = None
     scripted_agents: Mapping[str, ScriptedAgent] = field(default_factory=dict)
+    scripted_reply: ScriptedReply | None = None
 
     @property
     def in_report_layout(self) -> bool:

@@ -17,7 +17,7 @@ import base64
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from functools import lru_cache
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol
 
 from inspect_ai.model import ChatMessageUser, Content, ContentImage, ContentText
 
@@ -27,7 +27,6 @@ from spatialstale_evals.world.grid import UNSEEN, Cell, Grid, goal_of
 from spatialstale_evals.world.observation import parse_text_observation, position_line, text_observation
 from spatialstale_evals.world.render import MARKERS, PALETTES, PAPER, RenderStyle, decode_grid, render_png
 
-T = TypeVar("T")
 #: The built-in observation options, the vocabulary of the tasks' ``modality``.
 Modality = Literal["text", "image"]
 #: Who looks at the observation: the auditor or the navigator (their captions differ).
@@ -154,17 +153,16 @@ def style_of(args: Mapping[str, Any]) -> RenderStyle:
     return RenderStyle(**{field: args[param] for param, field in IMAGE_PARAMS.items() if param in args})
 
 
-def settings_from(cls: type[T], args: Mapping[str, Any]) -> T:
-    """A task's settings dataclass (its fields named as the task's parameters,
-    and ``render``) from task arguments, unchecked; absent ones at their
-    defaults (the run matrix's cost estimate builds what the task would)."""
-    names = {f.name for f in fields(cls)} - {"render"}  # type: ignore[arg-type]
-    return cls(**{k: v for k, v in args.items() if k in names}, render=style_of(args))
+def image_args_of(style: RenderStyle) -> dict[str, Any]:
+    """The ``image_*`` task arguments that name ``style`` (``style_of``'s inverse)."""
+    return {param: getattr(style, field) for param, field in IMAGE_PARAMS.items()}
 
 
 class Observed:
-    """Settings that name a ``modality`` and a ``render`` style (as
-    ``settings_from`` fills them): the observation they configure."""
+    """A grid task's settings (a frozen dataclass its task builds from its
+    checked arguments, and its family's ``cost.settings_of`` from a matrix
+    plan's) that name a ``modality`` and a ``render`` style: the observation
+    they configure, and the task parameters they hold."""
 
     modality: str
     render: RenderStyle
@@ -172,6 +170,19 @@ class Observed:
     @property
     def observation(self) -> Observation:
         return observation(self.modality, self.render)
+
+    def parameters(self) -> dict[str, Any]:
+        """The task's parameters these settings hold, as its samples' metadata
+        names them: every field in the order declared, ``render`` as the
+        ``image_*`` parameters, a tuple as a list."""
+        named: dict[str, Any] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if isinstance(value, RenderStyle):
+                named |= image_args_of(value)
+            else:
+                named[f.name] = list(value) if isinstance(value, tuple) else value
+        return named
 
 
 def check_render(modality: str, args: Mapping[str, Any], height: int, width: int) -> RenderStyle:

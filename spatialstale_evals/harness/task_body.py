@@ -3,8 +3,9 @@
 Every task function runs the same sequence around its own checks: reject a
 parameter its signature does not name, take the memory and image factors out
 of its arguments, check the size and ``structured_output``, load the
-instances, check that the rendering style can draw them, build its settings
-and return a ``Task`` named after its family, at the suite's version, with
+instances, check that the rendering style can draw them, then (the task
+building its settings dataclass from its checked arguments, explicitly, and
+handing it over) return a ``Task`` named after its family, at the suite's version, with
 metadata that opens with ``task_family``. :class:`GridTaskBody` does that for
 the tasks over the benchmark's instances (``detect``, ``navigate``, ``probe``);
 :func:`family_task` is its last step alone, for the tasks that read other data
@@ -28,13 +29,14 @@ from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
 
 from spatialstale_evals.harness.cli_epochs import check_cli_epochs
-from spatialstale_evals.harness.observe import IMAGE_PARAMS, check_render, settings_from
+from spatialstale_evals.harness.observe import IMAGE_PARAMS, Observed, check_render
 from spatialstale_evals.harness.params import changed, check_bool, check_choice, pick, reject_unknown
 from spatialstale_evals.harness.samples import InstanceSet, SampleText
 from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.metadata import task_name, task_version
 from spatialstale_evals.world.dataset import DIGEST_KEY, SIZES
 from spatialstale_evals.world.instance import Instance
+from spatialstale_evals.world.render import RenderStyle
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -100,10 +102,10 @@ class GridTaskBody:
     """The sequence of a task over the benchmark's instances, in the order it
     runs: construct it first thing in the task (``GridTaskBody(task,
     locals())``: the misspelled parameters rejected, the factors taken), then
-    the task's own checks, then ``options`` (the size and
+    the task's own checks, then ``check_options`` (the size and
     ``structured_output``), ``load`` (the instances, the rendering style
-    checked against them) and ``build`` (the settings, the samples, the
-    ``Task``).
+    checked against them: ``size`` and ``style`` for the task's settings) and
+    ``build`` (from the task's settings: the samples, the ``Task``).
 
     Attributes:
         task: The ``@task`` function (its defaults decide what a sample's input names).
@@ -118,6 +120,7 @@ class GridTaskBody:
         self.family: str = task.__name__
         self.factors: dict[str, Any] = pick(args, (*factor_names, *IMAGE_PARAMS))
         self.options: dict[str, Any] = {}
+        self.render: RenderStyle | None = None
         self._loaded: tuple[str, InstanceSet] | None = None
 
     def check_options(self, size: str, structured_output: Any = NO_OPTION) -> dict[str, Any]:
@@ -142,47 +145,64 @@ class GridTaskBody:
         instances = InstanceSet.load(dataset, regime, self.options["size"])
         self.options["size"] = instances.size
         first = next(iter(instances.by_id.values()))
-        check_render(modality, self.factors, first.height, first.width)
+        self.render = check_render(modality, self.factors, first.height, first.width)
         self._loaded = (regime, instances)
         return first
 
+    @property
+    def size(self) -> str:
+        """The instances' size, once loaded (the task's ``size``, or a folder's own)."""
+        if self._loaded is None:
+            raise RuntimeError(f"{self.family}: load() the instances first")
+        return str(self.options["size"])
+
+    @property
+    def style(self) -> RenderStyle:
+        """The rendering style of the ``image_*`` arguments, checked against the instances at ``load``."""
+        if self.render is None:
+            raise RuntimeError(f"{self.family}: load() the instances first")
+        return self.render
+
     def build(
         self,
-        params: Mapping[str, Any],
-        settings: type[Any],
+        settings: Observed,
         solver: Callable[[InstanceSet, Any], Solver],
         scorer: Scorer,
         *,
-        settings_args: Mapping[str, Any] | None = None,
         shown: Mapping[str, Any] | None = None,
         metadata: Mapping[str, Any] | None = None,
         task_class: type[Task] = Task,
         sample_text: SampleText | None = None,
         **task_args: Any,
     ) -> Task:
-        """The ``Task``: ``solver(instances, settings)`` with ``settings`` (a
-        settings dataclass) built from ``params``, the factors and the options
-        (``settings_args`` replacing some of them), and one sample per
-        instance whose metadata holds them all and whose input names
-        ``params`` and the factors and options that are not the task's
-        defaults (``shown``: parameters the input names in another form,
-        after the rest; ``sample_text``: the family's input and target of a
-        sample, ``harness.samples.InstanceSet.samples``). The task's metadata: ``task_family``, ``regime``,
-        ``metadata``, then every parameter. ``task_args`` are the rest of
-        ``Task``'s arguments (``metrics``, ``epochs``), and the SHA-256 of the
-        instance file read (``DIGEST_KEY``: the report groups runs by it)."""
+        """The ``Task``: ``solver(instances, settings)`` with ``settings`` (the
+        task's settings dataclass, built by the task from its checked
+        arguments), and one sample per instance whose metadata holds the
+        parameters the settings name (``Observed.parameters``, in their order)
+        and whose input names those that are not factors or options, and the
+        factors and options that are not the task's defaults (``shown``:
+        parameters the input names in another form, after the rest;
+        ``sample_text``: the family's input and target of a sample,
+        ``harness.samples.InstanceSet.samples``). The task's metadata:
+        ``task_family``, ``regime``, ``metadata``, then every parameter.
+        ``task_args`` are the rest of ``Task``'s arguments (``metrics``,
+        ``epochs``), and the SHA-256 of the instance file read (``DIGEST_KEY``:
+        the report groups runs by it)."""
         if self._loaded is None:
             raise RuntimeError(f"{self.family}: load() the instances before building the task")
         regime, instances = self._loaded
         shown = shown or {}
-        every = {**params, **self.factors, **self.options}
-        listed = {k: v for k, v in params.items() if k not in shown} | changed(self.task, self.factors | self.options)
+        every = settings.parameters()
+        moved = {**self.factors, **self.options}.keys()  # listed only when not the task's defaults
+        listed = {k: v for k, v in every.items() if k not in moved and k not in shown} | changed(
+            self.task, {k: v for k, v in every.items() if k in moved}
+        )
         return family_task(
             self.family,
             {"regime": regime, **(metadata or {}), **every, DIGEST_KEY: instances.sha256},
             task_class,
             dataset=instances.samples(self.family, every, listed | shown, sample_text),
-            solver=solver(instances, settings_from(settings, every | dict(settings_args or {}))),
+            solver=solver(instances, settings),
             scorer=scorer,
             **task_args,
         )

@@ -4,7 +4,7 @@ sample's counts: summed over episodes and per episode index), its own
 report tables and plot (SPL and ``note_balanced`` by episode, the memory
 gain), its rows of the trust-gap view (hazard claims acted on), and its
 scripted agents (``lifetime/scripted.py``: ``diligent``, ``write_once``,
-``amnesiac``, ``credulous``)."""
+``amnesiac``, ``credulous``; and the built-in policies' turns)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, regist
 from spatialstale_evals.lifetime.cost import estimate_lifetime_cost
 from spatialstale_evals.lifetime.gain import memory_of, spl_terms
 from spatialstale_evals.lifetime.plots import plot
-from spatialstale_evals.lifetime.scripted import LIFETIME_AGENTS, lifetime_output
+from spatialstale_evals.lifetime.scripted import LIFETIME_AGENTS, builtin_reply, lifetime_output
 from spatialstale_evals.lifetime.tables import acted_on_counts, hazard_rows, lifetime_tables
 from spatialstale_evals.world import lifetimes
 from spatialstale_evals.world.instance import Instance
@@ -91,5 +91,6 @@ FAMILY = register_family(
         plots=plot,
         trust_gap=hazard_rows,
         scripted_agents={name: _agent(name) for name in LIFETIME_AGENTS},
+        scripted_reply=builtin_reply,
     )
 )

@@ -23,6 +23,12 @@ the goal, on what it saw alone (``route``).
 
 Offered no memory tool (``memory=none``) every one of them plays as
 ``amnesiac`` does: on what it sees.
+
+The built-in policies (``spatialstale/observer`` and the rest,
+``harness/belief.py``) play a lifetime too (``builtin_reply``): their moves
+on their route (those that use memory view the notes file first, as in
+``navigate -T memory_access=tool``), and they end each write-back turn without
+a note.
 """
 
 from __future__ import annotations
@@ -45,9 +51,10 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolInfo
 
 from spatialstale_evals.harness.prompts import MOVE_DEATH, template_pattern
+from spatialstale_evals.harness.scripted_turn import NO_NOTES, ScriptedTurn, move
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
 from spatialstale_evals.lifetime.notes import format_notes, parse_notes
-from spatialstale_evals.lifetime.prompts import PAPER_MEMORY_PATH
+from spatialstale_evals.lifetime.prompts import PAPER_MEMORY_PATH, WRITE_BACK
 from spatialstale_evals.world.grid import DELTAS, FROZEN, HOLE, UNSEEN, Cell, cheapest_path, first_move
 from spatialstale_evals.world.observation import parse_text_observation
 
@@ -55,6 +62,8 @@ NOTES_PATH = PAPER_MEMORY_PATH
 #: A death's answer, from the cell on (``template_pattern`` reads numbers; the direction is a word).
 _DEATH = template_pattern(MOVE_DEATH.split("{direction}", 1)[1])
 _NUMBERED = re.compile(r"^\s*\d+\t", re.MULTILINE)
+#: The write-back turn's invitation (the fixed words of ``prompts.WRITE_BACK`` after the outcome).
+_WRITE_BACK = WRITE_BACK.split("{next_episode}", 1)[1].split("{", 1)[0]
 
 
 def _text(message: ChatMessage) -> str:
@@ -233,3 +242,11 @@ def lifetime_output(policy: str, model: str, messages: list[ChatMessage], tools:
     out = count_text_tokens(out_text)
     output.usage = ModelUsage(input_tokens=usage_in, output_tokens=out, total_tokens=usage_in + out)
     return output
+
+
+def builtin_reply(turn: ScriptedTurn) -> ModelOutput | str | None:
+    """A built-in policy's step (its move, or the view of the notes before it)
+    or its write-back turn (``prompts.WRITE_BACK``: it keeps no notes, so it ends the turn)."""
+    if turn.moving:
+        return move(turn, NOTES_PATH)
+    return NO_NOTES if _WRITE_BACK in turn.prompt.text else None

@@ -63,15 +63,17 @@ from spatialstale_evals.world.lifetimes import Lifetime
 
 @dataclass(frozen=True)
 class LifelongSettings:
-    """What the task fixes for every lifetime (its parameters, validated)."""
+    """What the task fixes for every lifetime (its parameters, validated), in
+    the order its samples' metadata names them (``dataclasses.asdict``);
+    ``max_steps`` None: each lifetime's own budget."""
 
     episodes: int
     view_radius: int | None
     history: int | None
     max_memory_calls: int
     initial_memory: str
-    max_steps: int | None
     agent: str = "default"
+    max_steps: int | None = None
     memory: str = DEFAULT_MEMORY
 
     @property

@@ -20,7 +20,7 @@ from spatialstale_evals.harness.cost import Cost, StandIn, audit_cost
 from spatialstale_evals.harness.memory_text import system_prompt, written
 from spatialstale_evals.harness.memory_tool import TOOL_NAME, tool_answer, tool_info
 from spatialstale_evals.harness.memory_view import Decision, Note
-from spatialstale_evals.harness.observe import Observation, settings_from
+from spatialstale_evals.harness.observe import Observation, style_of
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
 from spatialstale_evals.navigation.episode import Episode, due_entries
 from spatialstale_evals.navigation.loop import MOVE_TOOL, NavigationSettings, step_message
@@ -198,7 +198,26 @@ def prompt_tokens(per_step: int, steps: int, history: int) -> int:
 def settings_of(args: Mapping[str, Any]) -> NavigationSettings:
     """The settings of the navigate task of ``args`` (every argument, defaults
     included; ``max_steps`` None: each instance's budget), unchecked."""
-    return settings_from(NavigationSettings, args)
+    return NavigationSettings(
+        strategy=args["strategy"],
+        modality=args["modality"],
+        batch_size=args["batch_size"],
+        output=args["output"],
+        threshold=args["threshold"],
+        max_steps=args["max_steps"],
+        history=args["history"],
+        view_radius=args["view_radius"],
+        filter_mode=args["filter_mode"],
+        memory_access=args["memory_access"],
+        max_memory_calls=args["max_memory_calls"],
+        memory_style=args["memory_style"],
+        memory_framing=args["memory_framing"],
+        memory_position=args["memory_position"],
+        distractors=args["distractors"],
+        render=style_of(args),
+        structured_output=args["structured_output"],
+        size=args["size"],
+    )
 
 
 def estimate(instances: Sequence[Instance], args: dict[str, Any], model: StandIn) -> tuple[Cost, Cost]:

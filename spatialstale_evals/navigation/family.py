@@ -13,6 +13,7 @@ from spatialstale_evals.harness.memory_text import FACTORS, SECTION_FACTORS
 from spatialstale_evals.harness.memory_tool import ACCESS_SECTION
 from spatialstale_evals.navigation.cost import estimate, settings_of
 from spatialstale_evals.navigation.memory_access import ACCESS_FACTORS
+from spatialstale_evals.navigation.scripted import scripted_reply
 
 
 def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
@@ -51,6 +52,7 @@ FAMILY = register_family(
         matrix=matrix_arguments,
         estimate=estimate,
         settings=settings_of,
+        scripted_reply=scripted_reply,
         # ``omcd`` with ``filter_mode=history`` is the arm ``omcd[history]`` of the same comparison
         arm_args=("filter_mode",),
         # where the memory lives is a factor of the memory section too: no_memory has nothing to fetch

@@ -264,8 +264,9 @@ class Navigation:
 class NavigationSettings(Observed):
     """Everything a navigate task fixes for its episodes: its parameters, as
     validated by the task (``view_radius`` already None when it covers the
-    grid; ``max_steps`` None for each instance's own budget). No defaults
-    here: they are the task's (``harness.params.defaults``), in one place."""
+    grid; ``max_steps`` None for each instance's own budget), in the order its
+    samples' metadata names them (``parameters``). No defaults here: they are
+    the task's (``harness.params.defaults``), in one place."""
 
     strategy: str
     modality: str
@@ -276,14 +277,24 @@ class NavigationSettings(Observed):
     history: int
     view_radius: int | None
     filter_mode: FilterMode
+    memory_access: MemoryAccess
+    max_memory_calls: int
     memory_style: MemoryStyle
     memory_framing: MemoryFraming
     memory_position: MemoryPosition
     distractors: int
-    structured_output: bool
     render: RenderStyle
-    memory_access: MemoryAccess
-    max_memory_calls: int
+    structured_output: bool
+    size: str
+
+    def parameters(self) -> dict[str, Any]:
+        """As ``Observed.parameters``, without ``memory_access`` and
+        ``max_memory_calls`` when the memory is in the prompt: the paper's
+        protocol names neither, so its samples stay as they were."""
+        named = super().parameters()
+        if self.memory_access != "tool":
+            del named["memory_access"], named["max_memory_calls"]
+        return named
 
 
 @solver

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ModelOutput
+from inspect_ai.model import ChatMessage, ChatMessageAssistant
 from inspect_ai.scorer import Metric, SampleScore
 from inspect_ai.tool import Tool, ToolInfo, memory
 
@@ -169,33 +169,3 @@ TOOL_METRICS: list[Metric] = [
     named_metric("memory_calls_per_episode", _mean_of("memory_calls")),
     named_metric("death_on_stale_read_rate", _mean_of("death_on_stale_read")),
 ]
-
-
-# -- the scripted agents that use memory, in this setting -----------------------------
-
-
-def read_answer(messages: Sequence[ChatMessage]) -> str | None:
-    """The text of the latest answer to a read of the lake file in ``messages``; None before any."""
-    paths = {
-        c.id: (c.arguments or {}).get("path")
-        for m in messages
-        if isinstance(m, ChatMessageAssistant)
-        for c in m.tool_calls or []
-        if c.function == TOOL_NAME
-    }
-    answers = [m for m in messages if isinstance(m, ChatMessageTool) and paths.get(m.tool_call_id) == LAKE_FILE]
-    return answers[-1].text if answers and answers[-1].error is None else None
-
-
-def fetch_or_read(model: str, messages: Sequence[ChatMessage], tools: Sequence[ToolInfo]) -> ModelOutput | str | None:
-    """For a scripted agent that uses its memory, when the memory tool is offered:
-    a view of the lake file while the request holds no answer to one (so once per
-    step at ``history=0``, once per episode when the turns are kept), else that
-    answer's text, for the agent to read its entries in; None without the tool."""
-    if not any(t.name == TOOL_NAME for t in tools):
-        return None
-    found = read_answer(messages)
-    if found is not None:
-        return found
-    call = f"read_{len(messages)}"
-    return ModelOutput.for_tool_call(model, TOOL_NAME, {"command": "view", "path": LAKE_FILE}, tool_call_id=call)

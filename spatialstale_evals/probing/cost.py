@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spatialstale_evals.harness.cost import Cost, StandIn
-from spatialstale_evals.harness.observe import settings_from
+from spatialstale_evals.harness.observe import style_of
 from spatialstale_evals.probing.probes import ProbeSettings, check_dimensions, probe_target
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.targets import choose_targets
@@ -16,7 +16,16 @@ from spatialstale_evals.world.targets import choose_targets
 
 def settings_of(args: Mapping[str, Any]) -> ProbeSettings:
     """The settings of the probe task of ``args`` (every argument, defaults included; the dimensions checked)."""
-    return settings_from(ProbeSettings, {**args, "dimensions": check_dimensions(args["dimensions"])})
+    return ProbeSettings(
+        modality=args["modality"],
+        dimensions=check_dimensions(args["dimensions"]),
+        conversation=args["conversation"],
+        targets_per_kind=args["targets_per_kind"],
+        show_store=args["show_store"],
+        render=style_of(args),
+        structured_output=args["structured_output"],
+        size=args["size"],
+    )
 
 
 def estimate(instances: Sequence[Instance], args: dict[str, Any], model: StandIn) -> tuple[Cost, Cost]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
 from spatialstale_evals.probing.cost import estimate, settings_of
+from spatialstale_evals.probing.scripted import scripted_reply
 
 
 def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
@@ -25,6 +26,7 @@ FAMILY = register_family(
         matrix=matrix_arguments,
         estimate=estimate,
         settings=settings_of,
+        scripted_reply=scripted_reply,
         in_default_matrix=False,
     )
 )

@@ -62,15 +62,17 @@ OUTCOMES = ("pass", "fail", "unparseable", "skipped")
 
 @dataclass(frozen=True)
 class ProbeSettings(Observed):
-    """Everything a probe task fixes for its samples (its parameters, validated by the task)."""
+    """Everything a probe task fixes for its samples (its parameters, validated
+    by the task), in the order its samples' metadata names them (``Observed.parameters``)."""
 
     modality: str
     dimensions: tuple[str, ...]
     conversation: str
     targets_per_kind: int
     show_store: bool
-    structured_output: bool
     render: RenderStyle
+    structured_output: bool
+    size: str
 
 
 def check_dimensions(dimensions: object) -> tuple[str, ...]:

@@ -20,12 +20,12 @@ from typing import Any
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from inspect_ai.tool import ToolInfo, memory
 
+from spatialstale_evals.harness.belief import audit_reply
 from spatialstale_evals.harness.cost import Cost, audit_cost
 from spatialstale_evals.harness.family import ScriptedAgent, families
 from spatialstale_evals.harness.memory_tool import primed
 from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.navigation.cost import MOVE_OUTPUT_TOKENS, step_prompt_tokens
-from spatialstale_evals.scripted.agents import audit_reply
 from spatialstale_evals.scripted.api import ScriptedAPI, conform, last_prompt
 from spatialstale_evals.stale_corpus.asking import StaleSettings, ask
 from spatialstale_evals.stale_corpus.corpus import load_corpus

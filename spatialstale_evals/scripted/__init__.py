@@ -1,2 +1,3 @@
-"""The scripted reference agents (``agents``) and the Inspect model provider
-that serves them as ``spatialstale/<policy>`` (``api``)."""
+"""The Inspect model provider that serves the scripted reference agents as
+``spatialstale/<name>`` (``api``): a family's own agents by name, the
+built-in policies (``harness/belief.py``) through each family's ``scripted_reply``."""

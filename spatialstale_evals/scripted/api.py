@@ -11,11 +11,16 @@ task's ``stale-aware``, ``stale-naive`` and ``judge``, from
 ``stale_corpus/scripted.py``; the lifelong task's ``diligent``, ``write_once``,
 ``amnesiac`` and ``credulous``, from ``lifetime/scripted.py``) are served here too, by name.
 
-With the memory tool offered (``navigate -T memory_access=tool``) the
-policies that use memory (``memory``, ``mixed``) view ``/memories/lake.md``
-whenever the request holds no answer to such a view, and read their entries
-there (``navigation.memory_access.fetch_or_read``); ``-M read_memory=false``
-makes them never read (so they play as with ``no_memory``).
+The built-in policies (``observer``, ``memory``, ``mixed``, ``random``: their
+belief and route in ``harness/belief.py``) answer each family's turns as the
+family says (``TaskFamily.scripted_reply``, its ``scripted.py``): the
+provider asks the registered families in turn and takes the first reply; a
+turn none claims gets ``harness.scripted_turn.unclaimed``. With the memory
+tool offered (``navigate -T memory_access=tool``, ``lifelong``) the policies
+that use memory (``memory``, ``mixed``) view ``/memories/lake.md`` whenever
+the request holds no answer to such a view, and read their entries there
+(``harness.scripted_turn.move``); ``-M read_memory=false`` makes them never
+read (so they play as with ``no_memory``).
 
 ``-M latency_ms=L`` makes every call wait L milliseconds (an ``asyncio``
 sleep, not a busy wait) before it answers, as a remote API does: what the
@@ -32,7 +37,6 @@ and tool-call arguments.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 from typing import Any
 
@@ -49,18 +53,15 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 from inspect_ai.util import store
 
-from spatialstale_evals.harness.family import scripted_agents
+from spatialstale_evals.harness.belief import POLICIES, READS_MEMORY
+from spatialstale_evals.harness.family import families, scripted_agents
 from spatialstale_evals.harness.observe import Prompt
 from spatialstale_evals.harness.samples import EPISODE_KEY
 from spatialstale_evals.harness.schemas import VERDICTS
+from spatialstale_evals.harness.scripted_turn import NO_NOTES, ScriptedTurn, unclaimed
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
-from spatialstale_evals.navigation.memory_access import fetch_or_read
-from spatialstale_evals.scripted.agents import POLICIES, audit_reply, move_choice, probe_reply
 
-#: What a built-in policy replies to a turn whose tools it does not use.
-NO_NOTES = "Nothing to note."
-#: The built-in policies that use memory, so read it when it is behind the memory tool.
-READS_MEMORY = ("memory", "mixed")
+__all__ = ["NO_NOTES", "ScriptedAPI", "family_reply", "last_prompt", "move_output", "text_output"]
 
 
 def family_agents() -> dict[str, Any]:
@@ -108,6 +109,27 @@ def conform(reply: str, config: GenerateConfig) -> str:
     return reply
 
 
+def family_reply(turn: ScriptedTurn) -> str | ModelOutput:
+    """A built-in policy's reply to ``turn``: the first family's that claims it
+    (``TaskFamily.scripted_reply``, in registration order), else ``unclaimed``."""
+    for family in families().values():
+        if family.scripted_reply is not None and (reply := family.scripted_reply(turn)) is not None:
+            return reply
+    return unclaimed(turn)
+
+
+def tool_output(model: str, output: ModelOutput, usage_in: int, with_text: bool = True) -> ModelOutput:
+    """A reply with tool calls, under ``model``, with tokens counted as documented
+    above (when its maker counted none): each call's function and arguments, and
+    (``with_text``) its text; a built-in policy's calls carry none of their own
+    (Inspect's ``for_tool_call`` puts a placeholder beside a call), so theirs is not counted."""
+    output.model = model
+    if output.usage:
+        return output
+    calls = sum(count_text_tokens(c.function + json.dumps(c.arguments)) for c in output.message.tool_calls or [])
+    return _with_usage(output, usage_in, calls + (count_text_tokens(output.message.text) if with_text else 0))
+
+
 def episode_salt() -> tuple[Any, ...] | None:
     """(sample id, epoch) of the episode being served, as its solver recorded it."""
     key = store().get(EPISODE_KEY)
@@ -126,8 +148,8 @@ def _latency_seconds(value: int | float | str) -> float:
 
 
 class ScriptedAPI(ModelAPI):
-    """Answers audits with JSON verdicts, probe questions with a JSON answer
-    and navigation prompts (and implicit probes) with one ``move`` call."""
+    """Serves a family's own scripted agent by name, or a built-in policy
+    through the families' replies (``family_reply``)."""
 
     def __init__(
         self,
@@ -169,31 +191,12 @@ class ScriptedAPI(ModelAPI):
         usage_in = count_input_tokens(input, tools)
         if self.agent is not None:
             reply = self.agent(input, tools, self.seed)
+        else:
+            prompt, salt = last_prompt(input), episode_salt()
+            turn = ScriptedTurn(self.policy, self.model_name, input, tools, prompt, self.seed, salt, self.read_memory)
+            reply = family_reply(turn)
             if isinstance(reply, str):
-                return text_output(self.model_name, reply, usage_in)
-            out_tokens = sum(
-                count_text_tokens(c.function + json.dumps(c.arguments)) for c in reply.message.tool_calls or []
-            )
-            reply.model = self.model_name
-            return (
-                reply
-                if reply.usage
-                else _with_usage(reply, usage_in, out_tokens + count_text_tokens(reply.message.text))
-            )
-        prompt = last_prompt(input)
-        salt = episode_salt()
-        if any(t.name == "move" for t in tools):
-            fetched = fetch_or_read(self.model_name, input, tools) if self.read_memory else None
-            if isinstance(fetched, ModelOutput):
-                call = fetched.message.tool_calls[0]  # type: ignore[index]
-                return _with_usage(fetched, usage_in, count_text_tokens(call.function + json.dumps(call.arguments)))
-            prompt = Prompt(f"{prompt.text}\n{fetched}", prompt.images) if fetched else prompt
-            direction = move_choice(self.policy, prompt, self.seed, salt)
-            call_id = "call_" + hashlib.sha256(prompt.text.encode()).hexdigest()[:12]
-            return move_output(self.model_name, direction, call_id, usage_in)
-        if tools:
-            # A turn that offers only other tools (lifelong's write-back offers the
-            # memory tool): the built-in policies keep no notes, so they end the turn.
-            return text_output(self.model_name, NO_NOTES, usage_in)
-        reply = probe_reply(self.policy, prompt, self.seed, salt) or audit_reply(self.policy, prompt, self.seed, salt)
-        return text_output(self.model_name, conform(reply, config), usage_in)
+                reply = conform(reply, config)
+        if isinstance(reply, str):
+            return text_output(self.model_name, reply, usage_in)
+        return tool_output(self.model_name, reply, usage_in, with_text=self.agent is not None)

@@ -1,5 +1,9 @@
-"""Scripted reference agents: deterministic policies that read our prompts the
-way a model would and answer audits and ``move`` calls.
+"""The built-in scripted policies' reading of a prompt and their route:
+``observer``, ``memory``, ``mixed`` and ``random`` (``spatialstale/<policy>``),
+shared by the families whose turns they answer (detect's and navigate's
+audits, navigate's, probe's and lifelong's moves, probe's questions: each
+family's own reply is its ``scripted.py``, ``harness/scripted_turn.py`` the turn
+they share; ``scripted/api.py`` routes a request to them).
 
 They put model scores in context and drive the test suite. They see only what
 a model sees: the prompt text and image. Each plans a shortest route on the
@@ -42,7 +46,6 @@ from spatialstale_evals.harness.prompts import (
     NAVIGATE_STEP,
     template_pattern,
 )
-from spatialstale_evals.probing.prompts import PROBE_EXPLICIT, PROBE_PREMISE
 from spatialstale_evals.world.grid import (
     CELL_TYPES,
     FROZEN,
@@ -58,7 +61,7 @@ from spatialstale_evals.world.grid import (
     in_bounds,
     shortest_path,
 )
-from spatialstale_evals.world.memory import DANGER, ENTRY_PATTERN, NOTE_PATTERN, SAFE, flipped
+from spatialstale_evals.world.memory import DANGER, ENTRY_PATTERN, NOTE_PATTERN, flipped
 from spatialstale_evals.world.observation import parse_position_line
 from spatialstale_evals.world.staleness import hazard
 
@@ -70,9 +73,6 @@ _CONTRADICTED = [template_pattern(label) for label in (FILTER_HISTORY, FILTER_HI
 _CONTINUOUS = next(line for line in AUDIT_CONTINUOUS.splitlines() if line.startswith('"staleness"'))
 #: The line of the edit request that asks for the corrected claim, likewise.
 _EDIT = next(line for line in AUDIT_EDIT.splitlines() if line.startswith('"corrected"'))
-#: The probe questions, read with the patterns of their templates (``probe`` task).
-_EXPLICIT = template_pattern(PROBE_EXPLICIT.split("\n", 1)[0])
-_PREMISES = {claim: template_pattern(text) for claim, text in PROBE_PREMISE.items()}
 #: What each planner may step on: the observed safe types, and unknown cells at a cost.
 SEEN_SAFE = {kind for kind in CELL_TYPES if not hazard(kind)}
 
@@ -234,7 +234,7 @@ def move_choice(policy: str, prompt: Prompt, seed: int = 0, salt: object = None)
     return plan(believe(prompt, observed, goal), agent, goal, passable)
 
 
-def _believed_safe(policy: str, prompt: Prompt, cell: Cell, seed: int, salt: object) -> bool:
+def believed_safe(policy: str, prompt: Prompt, cell: Cell, seed: int, salt: object) -> bool:
     """Whether the policy would step on ``cell``: on its belief (observer: the
     observation, memory: its entries, mixed: both), or a coin for ``random``."""
     if policy not in BELIEFS:
@@ -244,19 +244,5 @@ def _believed_safe(policy: str, prompt: Prompt, cell: Cell, seed: int, salt: obj
     return believe(prompt, read_grid(prompt), goal)[cell[0]][cell[1]] in passable - {UNSEEN}
 
 
-def probe_reply(policy: str, prompt: Prompt, seed: int = 0, salt: object = None) -> str | None:
-    """The policy's JSON answer to an ``explicit`` or ``premise`` probe; None
-    for a prompt that asks neither. A premise holds when the cell is what the
-    policy believes the claim says (so ``memory`` accepts every premise)."""
-    asked, claim = _EXPLICIT.search(prompt.text), None
-    for premise, pattern in _PREMISES.items():
-        if asked is None and (found := pattern.search(prompt.text)):
-            asked, claim = found, premise
-    if asked is None:
-        return None
-    cell = (int(asked["row"]), int(asked["col"]))
-    safe = _believed_safe(policy, prompt, cell, seed, salt)
-    reason = f"({cell[0]},{cell[1]}) looks {'safe' if safe else 'like a hole'}"
-    if claim is None:
-        return json.dumps({"cell": list(cell), "state": SAFE if safe else DANGER, "reason": reason})
-    return json.dumps({"premise_holds": safe == (claim == SAFE), "step_on": safe, "reason": reason})
+#: The policies that use memory, so read it when it is behind the memory tool.
+READS_MEMORY = ("memory", "mixed")
