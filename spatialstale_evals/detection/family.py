@@ -9,7 +9,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from spatialstale_evals.detection.cost import estimate, settings_of
-from spatialstale_evals.harness.family import HEAVY_FIELDS, MatrixSpecLike, TaskFamily, register_family
+from spatialstale_evals.detection.tables import TABLES
+from spatialstale_evals.harness.family import HEAVY_FIELDS, Example, MatrixSpecLike, TaskFamily, register_family
 
 
 def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
@@ -29,7 +30,8 @@ FAMILY = register_family(
     TaskFamily(
         name="detect",
         scorer="detection_scorer",
-        report_sections=(("Detection", ("detection", "modality", "direction")),),
+        report_sections=(("Detection", tuple(TABLES)),),
+        layout_tables=TABLES,
         dimensions=("regime", "modality"),
         exclude=HEAVY_FIELDS,  # the store is read: it holds the instance
         detail=detail,
@@ -38,5 +40,7 @@ FAMILY = register_family(
         matrix=matrix_arguments,
         estimate=estimate,
         settings=settings_of,
+        # the memory agent in the example; ``random`` audits by coin, so its screenshots have misses to explain
+        example=Example(models=("spatialstale/memory",), view_model="spatialstale/random", view_args={"regime": "L2"}),
     )
 )

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
+from spatialstale_evals.harness.family import Example, MatrixSpecLike, TaskFamily, register_family
 from spatialstale_evals.probing.cost import estimate, settings_of
+from spatialstale_evals.probing.tables import TABLES
 
 
 def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
@@ -20,11 +21,13 @@ FAMILY = register_family(
     TaskFamily(
         name="probe",
         scorer="probe_scorer",
-        report_sections=(("Probes", ("probe",)),),
+        report_sections=(("Probes", tuple(TABLES)),),
+        layout_tables=TABLES,
         dimensions=("regime", "modality"),
         matrix=matrix_arguments,
         estimate=estimate,
         settings=settings_of,
         in_default_matrix=False,
+        example=Example(models=("spatialstale/memory",), view_model="spatialstale/memory", view_args={"regime": "L2"}),
     )
 )
