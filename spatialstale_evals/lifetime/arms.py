@@ -12,7 +12,14 @@ store shared between lifetimes):
 - ``none``: nothing carries over: no memory tool is offered, no prompt
   mentions notes or memory, there is no write-back turn. The same lifetimes
   otherwise: the no-memory baseline for any model, against which the
-  report's memory gain of an arm is measured.
+  report's memory gain of an arm is measured;
+- ``own``: the agent brings its own memory system (an Agents SDK agent
+  keeping a ``MEMORY.md``, a vector store, anything): the harness offers no
+  memory tool and plays no write-back turn, and reads the notes where the
+  agent keeps them, through the reader given to ``lifelong_with_agent(...,
+  notes=...)`` (so this arm exists only there: the command line refuses it).
+  The system prompt is ``none``'s; the agent's own instructions tell it of
+  its memory.
 """
 
 from __future__ import annotations
@@ -23,19 +30,22 @@ from typing import Literal, get_args
 from spatialstale_evals.lifetime import prompts
 
 #: The values of the task's ``memory`` parameter (the keys of ``MEMORY_ARMS``, in order).
-MemoryName = Literal["notes", "none"]
+MemoryName = Literal["notes", "none", "own"]
 
 
 @dataclass(frozen=True)
 class MemoryArm:
     """One value of ``memory``: whether the memory tool is offered (and so the
-    write-back turn played) and the system prompt's template (``{episodes}``,
-    ``{max_memory_calls}``)."""
+    write-back turn played), the system prompt's template (``{episodes}``,
+    ``{max_memory_calls}``), and where the harness reads the notes: ``store``,
+    every memory store instance of the sample; ``agent``, the agent's own
+    reader (``lifelong_with_agent(..., notes=...)``)."""
 
     name: str
     tool: bool
     system: str
     summary: str
+    notes_from: Literal["store", "agent"] = "store"
 
     @property
     def write_back(self) -> bool:
@@ -48,6 +58,10 @@ MEMORY_ARMS: dict[str, MemoryArm] = {
     for arm in (
         MemoryArm("notes", True, prompts.LIFELONG_SYSTEM, "the memory tool, its /memories kept across episodes"),
         MemoryArm("none", False, prompts.LIFELONG_SYSTEM_NO_MEMORY, "nothing kept between episodes, no memory tool"),
+        MemoryArm(
+            "own", False, prompts.LIFELONG_SYSTEM_NO_MEMORY,
+            "the agent's own memory system, its notes read where it keeps them (lifelong_with_agent only)", "agent",
+        ),  # fmt: skip
     )
 }
 #: The task's default ``memory`` (the first arm): its signature, its settings and the report's pairing read it here.
