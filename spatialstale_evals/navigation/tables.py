@@ -28,17 +28,16 @@ import pandas as pd
 
 from spatialstale_evals import paper
 from spatialstale_evals.harness.access_tables import paired_columns, split
+from spatialstale_evals.harness.lake_episode import OUTCOMES
 from spatialstale_evals.harness.observe import OBSERVATIONS
 from spatialstale_evals.harness.report_layout import ReportTable, f1d, f2d, f3, integer, labels, pval
 from spatialstale_evals.harness.report_tables import nan, ratio, rows_of, sort_table
 from spatialstale_evals.harness.significance import holm
-from spatialstale_evals.navigation import episode
 from spatialstale_evals.navigation import metrics as nm
 from spatialstale_evals.navigation.counts import NavigationCounts
 from spatialstale_evals.navigation.strategies import STRATEGIES
 from spatialstale_evals.world.regimes import REGIMES
 
-OUTCOMES = episode.OUTCOMES
 #: The natural order of the family's table dimensions, in the precedence its tables sort by.
 ORDER: dict[str, Iterable[str]] = {
     "regime": REGIMES,
