@@ -5,22 +5,28 @@ current task version from a scripted run of every task family.
         [--regimes L1 ...]
 
 It runs, with the scripted agents in place of a model (no network, no key),
-into a fresh log folder:
+each registered family's example (``TaskFamily.example``: its agents, model
+roles and task arguments) into a fresh log folder, one subfolder a family:
+a family in the run matrix through it, for today's families
 
-    spatialstale matrix --model spatialstale/memory --tasks detect navigate probe \\
-        --seeds 3 --epochs 2 --display none --log-dir LOGS/lake
-    spatialstale matrix --model spatialstale/diligent,spatialstale/write_once --tasks lifelong \\
-        --seeds 3 --display none --log-dir LOGS/lifelong
-    inspect eval spatialstale_evals/stale.py -T path=tests/fixtures/stale_mini.json \\
+    spatialstale matrix --model spatialstale/memory --tasks detect --seeds 3 --epochs 2 \
+        --display none --log-dir LOGS/detect            (navigate and probe the same)
+    spatialstale matrix --model spatialstale/diligent,spatialstale/write_once --tasks lifelong \
+        --seeds 3 --epochs 2 --display none --log-dir LOGS/lifelong
+
+and a family outside it once per agent on its example's arguments,
+
+    inspect eval spatialstale_evals/stale.py -T path=tests/fixtures/stale_mini.json \
         --model spatialstale/stale-aware --model-role grader=spatialstale/judge --log-dir LOGS/stale
     (the same with spatialstale/stale-naive)
-    spatialstale report LOGS --out docs/example-report --quiet
 
-and writes the report's folder anew (the old REPORT.md and plots are removed
+then ``spatialstale report LOGS --out docs/example-report --quiet``, and
+writes the report's folder anew (the old REPORT.md and plots are removed
 first), with one line under the report's title saying how it was made and at which
 task version (``tests/test_docs.py`` checks that version against
-``spatialstale_evals/eval.yaml``). The scripted agents are deterministic, so
-a rerun gives the same tables; only the generation time and the log file names
+``spatialstale_evals/eval.yaml``). A new family is in the example as soon as
+its entry names an example. The scripted agents are deterministic, so a rerun
+gives the same tables; only the generation time and the log file names
 (Inspect's timestamps and ids) differ. The ``stale`` task is not in the run
 matrix (its corpus is a file, not the lake's seeds): it runs on the test
 fixture's five records. The ``memory`` agent answers the lake tasks; the
@@ -34,23 +40,18 @@ import argparse
 import os
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from inspect_ai import eval as inspect_eval
 
-from spatialstale_evals import cli, task_functions
-from spatialstale_evals.harness.family import families
+from spatialstale_evals import cli
+from spatialstale_evals.harness.family import TaskFamily, families
 from spatialstale_evals.metadata import task_version
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: The stale task's corpus: the test fixture (the published file is 306 MB and a download).
-STALE_CORPUS = ROOT / "tests" / "fixtures" / "stale_mini.json"
-#: Who answers which family: the lake's built-in agent, the lifelong and stale tasks' own.
-LAKE_AGENT = "spatialstale/memory"
-LIFELONG_AGENTS = ("spatialstale/diligent", "spatialstale/write_once")
-STALE_AGENTS = ("spatialstale/stale-aware", "spatialstale/stale-naive")
-STALE_GRADER = "spatialstale/judge"
 #: What the report names as its log folder (the run's own folder is temporary).
 LOGS_NAME = "example-report-logs"
 #: The line under the title of the example's REPORT.md; ``{version}`` is the task version it ran at.
@@ -60,32 +61,52 @@ PROVENANCE = (
 )
 
 
-def lake_families() -> list[str]:
-    """The run matrix's families other than ``lifelong`` (which its own agents run)."""
-    return [name for name, family in families().items() if family.matrix is not None and name != "lifelong"]
+def example_families(names: Sequence[str] | None = None) -> dict[str, TaskFamily]:
+    """The registered families with an example (``names``: only those), in registration order."""
+    found = {name: f for name, f in families().items() if f.example is not None and (names is None or name in names)}
+    if names is not None and (unknown := sorted(set(names) - set(found))):
+        raise SystemExit(f"no example for the task family(ies) {unknown}")
+    return found
 
 
-def run(logs: Path, seeds: int, epochs: int, regimes: list[str] | None = None) -> None:
-    """Every family's scripted run, each into its own subfolder of ``logs``
-    (on ``regimes`` only if given: a smaller run, the smoke test's)."""
-    matrix = ["--display", "none", "--seeds", str(seeds), *(["--regimes", *regimes] if regimes else [])]
-    lake = ["matrix", "--model", LAKE_AGENT, "--tasks", *lake_families(), "--epochs", str(epochs)]
-    if code := cli.main([*lake, *matrix, "--log-dir", str(logs / "lake")]):
-        raise SystemExit(f"the lake matrix failed ({code})")
-    lifelong = ["matrix", "--model", ",".join(LIFELONG_AGENTS), "--tasks", "lifelong"]
-    if code := cli.main([*lifelong, *matrix, "--log-dir", str(logs / "lifelong")]):
-        raise SystemExit(f"the lifelong matrix failed ({code})")
-    stale = task_functions()["stale"]
-    for agent in STALE_AGENTS:
+def task_args(args: dict[str, Any]) -> dict[str, Any]:
+    """An example's task arguments as the task takes them (a file as its path)."""
+    return {k: str(v) if isinstance(v, Path) else v for k, v in args.items()}
+
+
+def run_family(family: TaskFamily, logs: Path, seeds: int, epochs: int, regimes: list[str] | None = None) -> None:
+    """One family's example into ``logs``: through the run matrix when it is in it
+    (on ``regimes`` only if given: a smaller run, the smoke test's), else each agent once."""
+    example = family.example
+    assert example is not None
+    if family.matrix is not None:
+        command = ["matrix", "--model", ",".join(example.models), "--tasks", family.name, "--display", "none"]
+        command += ["--seeds", str(seeds), "--epochs", str(epochs), "--log-dir", str(logs)]
+        command += ["--regimes", *regimes] if regimes else []
+        command += [f"--model-role={role}={model}" for role, model in example.roles.items()]
+        if code := cli.main(command):
+            raise SystemExit(f"the {family.name} matrix failed ({code})")
+        return
+    task = family.task_function()
+    for agent in example.models:
         (log,) = inspect_eval(
-            stale(path=str(STALE_CORPUS)),
+            task(**task_args(dict(example.args))),
             model=agent,
-            model_roles={"grader": STALE_GRADER},
-            log_dir=str(logs / "stale"),
+            model_roles=dict(example.roles) or None,
+            log_dir=str(logs),
             display="none",
         )
         if log.status != "success":
-            raise SystemExit(f"the stale task with {agent} ended {log.status}: {log.error}")
+            raise SystemExit(f"the {family.name} task with {agent} ended {log.status}: {log.error}")
+
+
+def run(
+    logs: Path, seeds: int, epochs: int, names: Sequence[str] | None = None, regimes: list[str] | None = None
+) -> None:
+    """Every family's example run (``names``: only those; ``regimes``: only
+    those in the matrix runs), each into its own subfolder of ``logs``."""
+    for name, family in example_families(names).items():
+        run_family(family, logs / name, seeds, epochs, regimes)
 
 
 def write_report(logs: Path, out: Path, how: str) -> None:
@@ -112,15 +133,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "example-report")
     parser.add_argument("--seeds", type=int, default=3, help="first N instances of each regime (3)")
     parser.add_argument("--epochs", type=int, default=2, help="navigation episodes per seed (2)")
-    parser.add_argument("--keep-logs", type=Path, default=None, help="write the logs here (absent or empty)")
     parser.add_argument("--regimes", nargs="+", default=None, help="these regimes only (default: the paper's)")
+    parser.add_argument("--keep-logs", type=Path, default=None, help="write the logs here (absent or empty)")
     args = parser.parse_args(argv)
     if args.keep_logs is not None and args.keep_logs.exists() and any(args.keep_logs.iterdir()):
         parser.error(f"--keep-logs {args.keep_logs} is not empty: the report would count its logs too")
     began = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         logs = (args.keep_logs or Path(tmp) / LOGS_NAME).resolve()
-        run(logs, args.seeds, args.epochs, args.regimes)
+        run(logs, args.seeds, args.epochs, regimes=args.regimes)
         ran = time.perf_counter() - began
         how = f"{args.seeds} seeds per regime, {args.epochs} navigation epochs"
         how += f", regimes {' '.join(args.regimes)}" if args.regimes else ""

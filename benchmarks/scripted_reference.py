@@ -28,9 +28,9 @@ import time
 from pathlib import Path
 
 from spatialstale_evals import cli
-from spatialstale_evals.analysis.layout import TITLES
+from spatialstale_evals.analysis.layout import titles
 
-#: The report's tables printed here (``analysis/layout.TITLES`` names their sections).
+#: The report's tables printed here (``analysis.layout.titles()`` names their sections).
 TABLES = ("detection", "direction", "navigation", "steps", "probe")
 
 
@@ -38,10 +38,11 @@ def sections(report: str, tables: tuple[str, ...] = TABLES) -> str:
     """The sections of the Markdown ``report`` that hold ``tables``, each from
     its heading to the next heading."""
     chunks = {chunk.split("\n", 1)[0]: chunk for chunk in report.split("\n### ")[1:]}
-    missing = [name for name in tables if TITLES[name] not in chunks]
+    title = titles()
+    missing = [name for name in tables if title[name] not in chunks]
     if missing:
         raise SystemExit(f"the report has no {', '.join(missing)} table")
-    return "\n\n".join("### " + chunks[TITLES[name]].split("\n## ")[0].strip() for name in tables)
+    return "\n\n".join("### " + chunks[title[name]].split("\n## ")[0].strip() for name in tables)
 
 
 def main() -> int:

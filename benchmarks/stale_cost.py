@@ -39,8 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from spatialstale_evals.harness.params import CONVERSATIONS
-from spatialstale_evals.runs.cost import estimate_stale
+from spatialstale_evals.runs.cost import stand_ins
 from spatialstale_evals.stale import DEFAULT_CONTEXT_TOKENS, stale
+from spatialstale_evals.stale_corpus.cost import stale_cost
 
 #: The published file (sister-studies notes): its size, records and sessions per record.
 PUBLISHED_BYTES, PUBLISHED_RECORDS, SESSIONS = 306_000_000, 400, 50
@@ -127,7 +128,8 @@ def report(path: str, context_tokens: int, scenarios: int = 0) -> None:
     runs += [(f"tool: {b or 'stale-aware'}", {"memory_access": "tool", "bound": b}) for b in ("low", None, "high")]
     for memory, extra in runs:
         for conversation in CONVERSATIONS:
-            n, agent, judge = estimate_stale(path=path, conversation=conversation, **extra)
+            model, roles = stand_ins("stale")  # stale-aware and the judge
+            n, agent, judge = stale_cost(model, roles["grader"], path=path, conversation=conversation, **extra)
             for role, cost in (("agent", agent), ("grader", judge)):
                 if role == "grader" and memory.startswith("tool") and extra["bound"] is not None:
                     continue  # the judge's prompt is the same as for stale-aware's answers, up to their length

@@ -4,9 +4,11 @@ sample's transcript, from a small scripted run, for the tasks page
 
     python benchmarks/view_screenshots.py [--out docs/images/view] [--samples 3] [--port 7599] [--only stale-tool]
 
-It runs each task on a few samples with a scripted agent (no network, no key;
-an agent that gets some things wrong, so the scores and explanations have
-something to say), serves the logs with ``inspect view`` on 127.0.0.1, and
+It runs each registered family's example (``TaskFamily.example``: its
+``view_model``, ``view_args`` and roles) on a few samples with a scripted
+agent (no network, no key; an agent that gets some things wrong, so the scores
+and explanations have something to say; a file argument as its path from the
+current folder, as the viewer shows it), serves the logs with ``inspect view`` on 127.0.0.1, and
 opens the viewer's hash routes in Debian's headless ``chromium``,
 
     http://127.0.0.1:PORT/#/logs/<log file>/samples/                               the sample list
@@ -51,7 +53,8 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 from PIL import Image
 
-from spatialstale_evals import TASKS, task_functions
+from spatialstale_evals import task_functions
+from spatialstale_evals.harness.family import families
 
 ROOT = Path(__file__).resolve().parents[1]
 STALE_CORPUS = ROOT / "tests" / "fixtures" / "stale_mini.json"
@@ -70,19 +73,22 @@ class Shot:
     task: str | None = None
 
 
-#: Per task: an agent whose run shows what the task scores (the memory agent trusts
-#: stale entries and dies on them; ``random`` audits by coin; the naive STALE agent
-#: recalls the old fact; ``write_once`` never repairs its notes).
-SHOTS: dict[str, Callable[[], Shot]] = {
-    "detect": lambda: Shot({"regime": "L2"}, "spatialstale/random"),
-    "navigate": lambda: Shot({"regime": "L2", "strategy": "no_filter", "epochs": 1}, "spatialstale/memory"),
-    "probe": lambda: Shot({"regime": "L2"}, "spatialstale/memory"),
-    # the corpus path as the task logs it (the viewer shows it): relative, not this checkout's
-    "stale": lambda: Shot(
-        {"path": os.path.relpath(STALE_CORPUS)}, "spatialstale/stale-naive", {"grader": "spatialstale/judge"}
-    ),
-    "lifelong": lambda: Shot({"regime": "L2", "episodes": 3}, "spatialstale/write_once"),
-}
+def shown(value: Any) -> Any:
+    """A task argument as the run gets it: a file as its path from the current
+    folder (the task logs it and the viewer shows it: not this checkout's)."""
+    return os.path.relpath(value) if isinstance(value, Path) else value
+
+
+def shots() -> dict[str, Callable[[], Shot]]:
+    """Per family with an example (``TaskFamily.example``), in registration
+    order: its screenshots' run (an agent whose run shows what the task scores)."""
+    return {
+        name: lambda e=family.example: Shot({k: shown(v) for k, v in e.view_args.items()}, e.view_model, dict(e.roles))
+        for name, family in families().items()
+        if family.example is not None
+    }
+
+
 #: Settings of a task shown apart, taken only when named (``--only``): the stale task with its
 #: history in the memory store (docs/memory.md; ``--out docs/images``), where the reader views
 #: the folder and the sessions, then answers.
@@ -99,16 +105,18 @@ WINDOW = {"samples": (1400, 560), "transcript": (1400, 1000)}
 
 
 def run_tasks(log_dir: Path, samples: int, only: list[str] | None = None) -> dict[str, EvalLog]:
-    """Each shot of ``SHOTS`` (every task of ``TASKS`` has one; ``only``: those
-    named, of ``SETTINGS`` too) on its task's first ``samples`` samples; its log by shot."""
-    missing = [name for name in TASKS if name not in SHOTS]
+    """Each family's shot (``shots``; ``only``: those named, of ``SETTINGS`` too)
+    on its task's first ``samples`` samples; its log by shot."""
+    missing = [name for name, family in families().items() if family.example is None and name in task_functions()]
     if missing:
-        raise SystemExit(f"no screenshot run defined for task(s) {missing}: add them to SHOTS")
+        raise SystemExit(f"no example for the suite's task(s) {missing}: give their entries one (TaskFamily.example)")
+    every = {**shots(), **SETTINGS}
     logs = {}
-    for name in only or list(SHOTS):
-        shot = {**SHOTS, **SETTINGS}[name]()
+    for name in only or list(shots()):
+        shot = every[name]()
+        task = families()[shot.task or name].task_function()
         (log,) = inspect_eval(
-            task_functions()[shot.task or name](**shot.args),
+            task(**shot.args),
             model=shot.model,
             model_roles=shot.roles or None,
             limit=samples,
@@ -253,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=7599)
     parser.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds a page may take to load (120)")
-    parser.add_argument("--only", nargs="+", choices=[*SHOTS, *SETTINGS], help="just these (default: every task)")
+    parser.add_argument("--only", nargs="+", choices=[*shots(), *SETTINGS], help="just these (default: every task)")
     args = parser.parse_args(argv)
     began = time.perf_counter()
     args.out.mkdir(parents=True, exist_ok=True)

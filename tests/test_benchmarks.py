@@ -14,9 +14,10 @@ from types import ModuleType
 
 import pytest
 
-from spatialstale_evals.analysis.layout import TITLES
+from spatialstale_evals.analysis.layout import titles
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+TITLES = titles()
 
 
 @functools.cache
@@ -58,14 +59,15 @@ def test_scripted_reference_names_a_missing_section() -> None:
 
 
 def test_the_example_report_and_the_screenshots_run_every_task() -> None:
-    """``example_report.py`` and ``view_screenshots.py`` name their runs per family; a task
-    added to ``eval.yaml`` without one would be missing from the example and the tasks page."""
+    """``example_report.py`` and ``view_screenshots.py`` loop over the families'
+    examples (``TaskFamily.example``); a task of ``eval.yaml`` without one would be
+    missing from the example and the tasks page."""
     import yaml
 
     meta = yaml.safe_load((BENCHMARKS.parent / "spatialstale_evals" / "eval.yaml").read_text(encoding="utf-8"))
     tasks = {task["name"] for task in meta["tasks"]}
-    assert set(load("view_screenshots").SHOTS) == tasks
-    assert {*load("example_report").lake_families(), "lifelong", "stale"} == tasks
+    assert set(load("view_screenshots").shots()) == tasks
+    assert set(load("example_report").example_families()) == tasks
 
 
 def test_the_screenshot_routes_are_the_viewers() -> None:

@@ -278,7 +278,8 @@ def test_correct_under_l3_and_partial_view_corrects_only_what_was_audited(tmp_pa
 
 
 def test_the_first_step_estimate_is_exact_for_correct(tmp_path: Path) -> None:
-    from spatialstale_evals.runs.cost import navigate_settings, step_prompt_tokens
+    from spatialstale_evals.navigation.cost import step_prompt_tokens
+    from spatialstale_evals.runs.cost import navigate_settings
 
     args = {"strategy": "omcd", "output": "edit", "filter_mode": "correct", "regime": "L2"}
     log = run(navigate(**args, max_steps=1), model="spatialstale/memory", limit=2, epochs=1, log_dir=str(tmp_path),

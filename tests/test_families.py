@@ -3,13 +3,19 @@ periphery without an edit to it: the matrix plans and runs it with its own
 cost, the ``matrix`` command offers it, and the report shows a section for it
 whose numbers are recomputed here from the dataset. A metric registered here
 (``toy_odd_share``) is logged by the run, and the family's own report table
-(``TaskFamily.tables``) reaches the report, with no package edit either."""
+(``TaskFamily.tables``) reaches the report, as does a table of the report's
+fixed layout with its columns and note (``TaskFamily.layout_tables``); the
+family's example (``TaskFamily.example``) is run by the example report and
+the screenshots: all with no package edit either."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -21,7 +27,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from spatialstale_evals.analysis.report import build_report
 from spatialstale_evals.harness.cost import Cost
-from spatialstale_evals.harness.family import TaskFamily, families, register_family, unregister_family
+from spatialstale_evals.harness.family import Example, TaskFamily, families, register_family, unregister_family
+from spatialstale_evals.harness.report_layout import ReportTable, integer, labels
 from spatialstale_evals.runs.matrix import MatrixSpec, format_plan, matrix_families, plan, run_matrix
 from spatialstale_evals.world import dataset
 from spatialstale_evals.world.grid import HOLE
@@ -74,7 +81,7 @@ def toy_holes(regime: str = "L1", dataset: str | None = None, size: str = "8x8")
     )
 
 
-def _estimate(instances: Any, args: dict[str, Any], model: Any) -> tuple[Cost, Cost]:
+def _estimate(instances: Any, args: dict[str, Any], model: Any, roles: Any) -> tuple[Cost, Cost]:
     return Cost(), Cost(calls=len(instances), input_tokens=7 * len(instances))
 
 
@@ -132,8 +139,36 @@ def test_a_registered_family_runs_in_the_matrix_and_has_a_report_section(
 
 def toy_tables(records: Any) -> dict[str, tuple[str, Any]]:
     """The toy family's own report table: odd-hole samples per regime, from its records."""
-    table = records.assign(odd=1 - records["even"]).groupby("regime", as_index=False)["odd"].sum()
-    return {"parity": ("Toy: samples with an odd number of holes", table)}
+    return {"parity": ("Toy: samples with an odd number of holes", odd_by_regime(records, {}))}
+
+
+def odd_by_regime(records: Any, built: Any) -> Any:
+    return records.assign(odd=1 - records["even"]).groupby("regime", as_index=False)["odd"].sum()
+
+
+#: The same table in the report's fixed layout (``TaskFamily.layout_tables``): columns, title, note.
+TOY_NOTE = "Odd: the samples whose final grid has an odd number of holes."
+TOY_LAYOUT = {
+    "toy_parity": ReportTable(
+        title="Toy: odd-hole samples by regime",
+        columns=[*labels("regime"), ("odd", "odd samples", integer)],
+        build=odd_by_regime,
+        missing="No toy logs.",
+        note=TOY_NOTE,
+    )
+}
+
+
+def benchmark(name: str) -> ModuleType:
+    """A script of ``benchmarks/`` as a module."""
+    spec = importlib.util.spec_from_file_location(
+        name, Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # a dataclass of the script looks its module up there
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_a_registered_metric_and_table_reach_the_log_the_plan_and_the_report(
@@ -152,6 +187,40 @@ def test_a_registered_metric_and_table_reach_the_log_the_plan_and_the_report(
     table = report.tables[f"{NAME}:parity"]
     assert table[["regime", "odd"]].values.tolist() == [["L1", odd]]
     assert "Toy: samples with an odd number of holes" in report.markdown.read_text(encoding="utf-8")
+
+    # the same table in the fixed layout, in a section of the family's own, with its columns and note
+    register_family(
+        dataclasses.replace(toy_family, layout_tables=TOY_LAYOUT, report_sections=(("Toy holes", ("toy_parity",)),))
+    )
+    report = build_report(tmp_path / "logs", tmp_path / "report")
+    text = report.markdown.read_text(encoding="utf-8")
+    shown = (
+        f"## Toy holes\n\n### Toy: odd-hole samples by regime\n\n| regime | odd samples |\n|---|---|\n| L1 | {odd} |"
+    )
+    assert f"{shown}\n\n{TOY_NOTE}\n" in text
+    # after the suite's families' sections (in registration order), before the shared statistics
+    assert text.index("## Probes") < text.index("## Toy holes") < text.index("## Statistics")
+    assert f"## Task `{NAME}`" not in text
+
+
+def test_a_registered_example_reaches_the_example_report_and_the_screenshots(
+    toy_family: TaskFamily, tmp_path: Path
+) -> None:
+    """The example report and the screenshots loop over the families' examples
+    (``TaskFamily.example``): a family that names one is run by both, with no edit to them."""
+    example = Example(models=("mockllm/model",), view_model="mockllm/model", view_args={"regime": "L2"})
+    register_family(dataclasses.replace(toy_family, example=example))
+    script = benchmark("example_report")
+    assert NAME in script.example_families()
+    script.run(tmp_path / "logs", seeds=2, epochs=1, names=[NAME])
+    logs = [read_eval_log(p) for p in (tmp_path / "logs" / NAME).rglob("*.eval")]
+    # the run matrix's default regimes, the family's own matrix arguments, two seeds each
+    ran = sorted((log.eval.model, log.eval.task_args.get("regime"), len(log.samples)) for log in logs)
+    assert ran == [("mockllm/model", regime, 2) for regime in sorted(MatrixSpec(models=["m"]).regimes)]
+    shots = benchmark("view_screenshots")
+    assert NAME in shots.shots()
+    (shot,) = shots.run_tasks(tmp_path / "view", samples=3, only=[NAME]).values()
+    assert (shot.eval.model, shot.eval.task_args.get("regime"), len(shot.samples)) == ("mockllm/model", "L2", 3)
 
 
 def test_unregistering_leaves_the_suite_as_it_was() -> None:
@@ -190,12 +259,18 @@ def test_the_fixed_layout_is_the_families_sections_then_the_shared_ones() -> Non
     """Every table the report lays out (``analysis/layout.py``) but the list of
     logs is shown in exactly one section: a family's (its registry entry) or
     one the report keeps for tables that read several families."""
-    from spatialstale_evals.analysis.layout import SPECS, TITLES
+    from spatialstale_evals.analysis.layout import specs, titles
     from spatialstale_evals.analysis.report import SHARED_SECTIONS
 
     sections = [s for f in families().values() for s in f.report_sections] + list(SHARED_SECTIONS)
     shown = [name for _, names in sections for name in names]
-    assert sorted(shown) == sorted(set(SPECS) - {"inputs"}) and set(shown) <= set(TITLES)
+    assert sorted(shown) == sorted(set(specs()) - {"inputs"}) and set(shown) <= set(titles())
+    # a family's sections hold its own tables (``layout_tables``) and shared ones, which read several families
+    own = {name for f in families().values() for name in f.layout_tables}
+    assert own == {"detection", "modality", "direction", "navigation", "gain", "steps", "probe", "stale"} | {
+        "navigate_access",
+        "stale_access",
+    }
     # the paper's order: detection first, the shared statistics last
     assert sections[0][0] == "Detection" and sections[-1][0] == "Statistics"
     assert {name for name, f in families().items() if f.in_report_layout} == {"detect", "navigate", "probe", "stale"}

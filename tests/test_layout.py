@@ -151,6 +151,25 @@ def test_analysis_imports_no_task_module() -> None:
     assert not {m: w for m, w in wrong.items() if w}
 
 
+#: The one family module ``runs/`` still reads: the strategy registry, for the
+#: matrix's ``--strategies`` axis (its names, the paper's, their summaries).
+MATRIX_AXES = {f"{PKG}.navigation.strategies"}
+
+
+def test_runs_imports_no_family_module() -> None:
+    """The run matrix and its cost model read the families' registry entries only
+    (``TaskFamily.matrix``, ``estimate``, ``cost_agents``, ``settings``): no
+    module of ``runs/`` imports a family's package or task module."""
+    families = [*family_packages().values(), *(f"{PKG}.{t}" for t in spatialstale_evals.TASKS)]
+    members = [m for m in GRAPH if in_package(m, f"{PKG}.runs")]
+    assert f"{PKG}.runs.cost" in members and f"{PKG}.harness.family" in GRAPH[f"{PKG}.runs.cost"]
+    wrong = {
+        m: sorted(i for i in GRAPH[m] if any(in_package(i, f) for f in families) and i not in MATRIX_AXES)
+        for m in members
+    }
+    assert not {m: w for m, w in wrong.items() if w}
+
+
 def test_world_imports_nothing_of_inspect_or_the_layers_above() -> None:
     wrong = {
         m: sorted(i for i in GRAPH[m] if i == "inspect_ai" or not (in_package(i, f"{PKG}.world") or i in LEAVES))

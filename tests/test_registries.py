@@ -25,8 +25,9 @@ from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.observe import OBSERVATIONS
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.navigation import strategies
+from spatialstale_evals.navigation.cost import step_prompt_tokens
 from spatialstale_evals.navigation.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Verdict
-from spatialstale_evals.runs.cost import estimate_navigate, navigate_settings, step_prompt_tokens
+from spatialstale_evals.runs.cost import estimate_navigate, navigate_settings
 from spatialstale_evals.runs.matrix import MatrixSpec
 from spatialstale_evals.world import dataset, regimes
 from spatialstale_evals.world.grid import flip_cells, has_path, mutable_cells

@@ -455,10 +455,12 @@ def test_every_probe_names_a_stale_dimension() -> None:
 
 @pytest.mark.parametrize("conversation", ["independent", "shared"])
 def test_the_estimate_is_the_logged_usage_of_the_scripted_run(conversation: str, tmp_path: Path) -> None:
-    from spatialstale_evals.runs.cost import estimate_stale
+    from spatialstale_evals.runs.cost import stand_ins
+    from spatialstale_evals.stale_corpus.cost import stale_cost
 
     log = run(tmp_path, conversation=conversation)
-    scenarios, agent, judge = estimate_stale(path=str(MINI), conversation=conversation)
+    model, roles = stand_ins("stale")  # the family's cost agents: stale-aware and the judge
+    scenarios, agent, judge = stale_cost(model, roles["grader"], path=str(MINI), conversation=conversation)
     usage = log.stats.model_usage
     assert scenarios == len(RAW) and (agent.calls, judge.calls) == (3 * len(RAW), len(RAW))
     for cost, name in ((agent, "spatialstale/stale-aware"), (judge, "spatialstale/judge")):

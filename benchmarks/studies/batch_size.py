@@ -11,7 +11,7 @@ Counted, not run: every audit call's prompt is built by the detect task's own
 code (``runs.cost.estimate_detect``) and counted as the scripted provider
 counts tokens (ceil(characters / 4), 255 per image), the reply as the
 scripted ``observer`` writes it; the navigation step is
-``runs.cost.step_prompt_tokens`` with ``no_filter`` (every entry shown). The
+``navigation.cost.step_prompt_tokens`` with ``no_filter`` (every entry shown). The
 instances are the suite's, made by its generator with master seed 2024 (the
 canonical sets of each size). What B costs in F1 needs a real model: this
 script measures only the cost side.
@@ -25,7 +25,8 @@ import time
 
 from spatialstale_evals import paper
 from spatialstale_evals.harness.tokens import count_text_tokens
-from spatialstale_evals.runs.cost import Cost, estimate_detect, navigate_settings, step_prompt_tokens
+from spatialstale_evals.navigation.cost import step_prompt_tokens
+from spatialstale_evals.runs.cost import Cost, estimate_detect, navigate_settings
 from spatialstale_evals.world import dataset
 
 SIZES = (8, 16, 32)

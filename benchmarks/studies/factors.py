@@ -6,7 +6,7 @@ and render time of each rendering variant.
 
 Tokens are counted as the scripted provider counts them (ceil(characters / 4),
 ``scripted/api.py``) on the first step's prompt the navigate task builds
-(``runs.cost.step_prompt_tokens``: system message, the memory view of
+(``navigation.cost.step_prompt_tokens``: system message, the memory view of
 ``no_filter``, observation, position, tool), averaged over the canonical L2
 seeds, and for one audit call (``detect``, batch 10) per window. Render times
 are the median of ``--renders`` renders of one 8x8 grid (cache off).
@@ -22,7 +22,8 @@ from spatialstale_evals.detect import detect
 from spatialstale_evals.harness.memory_text import written
 from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.navigate import navigate
-from spatialstale_evals.runs.cost import estimate_detect, navigate_settings, step_prompt_tokens
+from spatialstale_evals.navigation.cost import step_prompt_tokens
+from spatialstale_evals.runs.cost import estimate_detect, navigate_settings
 from spatialstale_evals.world import dataset
 from spatialstale_evals.world.render import RenderStyle, image_size, render_png
 

@@ -1,13 +1,14 @@
-"""The note printed under each table of the report (its definitions, tests
-and caveats), by table name (``analysis/layout.py`` has the rest of each
-table's layout)."""
+"""The note printed under each of the report's own tables (its definitions,
+tests and caveats), by table name (``analysis/layout.py`` has the rest of each
+table's layout); ``notes()`` adds the families' (``ReportTable.note``)."""
 
 from __future__ import annotations
 
 from spatialstale_evals import paper
+from spatialstale_evals.analysis.layout import family_tables
 from spatialstale_evals.harness.significance import METHOD_NOTES
 
-NOTES = {
+SHARED_NOTES = {
     "benefit": (
         "Memory (every entry as written, no_filter) against none (no_memory), per regime, full observation "
         "first and then each view radius (config view_radius=r). On L0 nothing changes, so every entry is true "
@@ -27,52 +28,11 @@ NOTES = {
         "agent that looks before it steps cannot be walked into a hole, so the price shows as timeouts. Each "
         "p (Holm) is the paired test against no_filter, from the Wilcoxon table."
     ),
-    "probe": (
-        "Accuracy = passed / asked (an unusable reply is asked and not passed; 'unparseable' is its share). "
-        "Stale: stale_thaw and stale_freeze targets (explicit: state resolution; premise: premise resistance; "
-        "implicit: policy adaptation, thaw only); controls: valid_safe and valid_danger (implicit: valid_safe). "
-        "Balanced: the mean accuracy over the two classes of right answer (explicit: safe now vs a hole now; "
-        "otherwise stale vs control), 0.5 for a one-answer agent. Skipped: implicit targets without a placement. "
-        "Rows marked 'reference: STALE' are the pass rates STALE reports for its own, conversational benchmark "
-        "(judged by an LLM, every probe about a changed fact): orientation, not a comparison."
-    ),
-    "stale": (
-        "Accuracy = passed / judged, per conflict type (T1, T2) and dimension (dim1 state resolution, dim2 "
-        "premise resistance, dim3 implicit policy adaptation); an answer the judge gave no verdict on (an "
-        "error, an empty, refused or unreadable reply) is unscored: counted under 'unscored', in neither the "
-        "numerator nor the denominator (STALE upstream counts it as a fail); a reply without a verdict for "
-        "every dimension leaves the whole scenario unscored. An empty answer fails unjudged ('empty answers'); "
-        "an answer cut at a length limit is judged with the judge told so ('cut answers'). overall = the mean "
-        "of the six type x dimension cells (upstream's 'Overall'), '-' when any cell has no judged answer "
-        "('cells missing'); its 'unscored' counts scenarios with a failed judgement. Runs are grouped by the "
-        "corpus's content (config corpus=sha256:..., the file's SHA-256 from the log), not its path: runs on "
-        "different contents are separate rows, never pooled; one content read from two paths is one corpus. The judge "
-        "is the run's grader role (in the config) with our rubric, written from STALE's published criteria; "
-        "'STALE as published' is upstream's number for a system of the same name, judged by upstream's judge "
-        "and rubric: the same definitions, not the same judge."
-    ),
     "stale_probe": (
         "The same three questions on two kinds of memory: facts of a user's conversation that changed (stale "
         "task, both conflict types pooled, judged by the grader) and cells of the lake that changed (probe "
         "task, accuracy on stale targets, scored from the truth; balanced adds its controls). dim1 = explicit, "
         "dim2 = premise, dim3 = implicit."
-    ),
-    "navigate_access": (
-        "The same strategy's memory view in every step's prompt (prompt: the paper's protocol) and as the file "
-        "/memories/lake.md behind the read-only memory tool (tool), on the same seeds. The episodes and the view "
-        "are the same; what differs is that the agent must fetch the view, and pays for it. 'death on stale' counts "
-        "deaths on a changed cell in either setting; 'of it read' only those whose entry the agent had read, with its "
-        "claim, before the fatal move. p: paired Wilcoxon signed-rank tests of per-seed rates (tool against prompt), "
-        "Holm-adjusted within each model x config x regime x modality."
-    ),
-    "stale_access": (
-        "STALE's probes after the history in the conversation (prompt: trimmed to context_tokens) and with every "
-        "session in the memory store, read with the memory tool (tool: STALE's memory-agent setting; the whole "
-        "haystack, max_memory_calls a probe). The same judge grades both. In the tool setting each answer is split "
-        "by retrieval: 'read' when the session holding the new state (relevant_session_index's last) had been read "
-        "before the answer; a failure with it read is arbitration (it saw the update and kept the old fact), "
-        "without it retrieval. Tokens: agent and judge. p: paired Wilcoxon signed-rank test of per-scenario "
-        "accuracy on the scenarios judged in both, Holm-adjusted over the table."
     ),
     "tax": (
         "The Memory Trust Gap's headline quantity in SpatialSTALE's terms: how many more episodes end in a "
@@ -84,30 +44,6 @@ NOTES = {
         "(model, config, modality, regime) cell. With --model-info the table adds the capability column and "
         "tax_vs_capability.png plots the tax against it."
     ),
-    "detection": (
-        "Pooled: counts summed over all entries, windows, seeds and epochs (micro). Mean +- sd: per seed "
-        "(averaged over its epochs), then mean and sample sd over seeds, as the paper reports. A seed's F1 is "
-        "the task's per-sample F1 (0 without a true positive); undefined P/R (no flag / no stale entry) are "
-        "left out of the mean. '-' marks an undefined ratio. Rows with a non-empty config are not the "
-        "paper's protocol (B = 10, binary output)."
-    ),
-    "direction": (
-        "Thaw = F->H (a SAFE claim over a new hole: a miss kills); freeze = H->F. The thaw recall is the flag "
-        "rate on stale-thaw entries; beside the flag rate on still-valid SAFE entries (over frozen ice: S and G "
-        "are SAFE too but can never go stale, so they are not counted) it is the paper's Figure 4 control: a "
-        "gap near 0 means the auditor is not looking at the observation. Notes: the distractor notes of "
-        "-T distractors=K, which can never be stale ('-' without notes); every flag on one is a false positive."
-    ),
-    "navigation": (
-        "Rates over episodes (each seed x epoch once). Paper values appear where the model "
-        "name matches (gpt-4o: text L2; claude: L1); they are the paper's model versions, not necessarily yours."
-    ),
-    "gain": (
-        "Paper (GPT-4o): "
-        + ", ".join(f"{gain:+.1f} pp on {regime}" for (_, regime), gain in sorted(paper.OMCD_GAIN.items()))
-        + f" (L2 is the difference of its table's {paper.AUDITED} and {paper.BASELINE} success rates)."
-    ),
-    "steps": "Paper mean steps do not state the regime; they are shown on every regime's row.",
     "wilcoxon": (
         "Two-sided Wilcoxon signed-rank tests (scipy.stats.wilcoxon) on the exact per-seed differences of the "
         "rates (successes / episodes of each seed, as fractions, so equal differences tie), over the seeds both "
@@ -134,3 +70,8 @@ NOTES = {
         "(its thaws are the deadly misses). L3 pools every detection window."
     ),
 }
+
+
+def notes() -> dict[str, str]:
+    """The note under every table that has one: the families' and the report's own."""
+    return {name: table.note for name, table in family_tables().items() if table.note} | SHARED_NOTES

@@ -21,11 +21,11 @@ from pathlib import Path
 import pandas as pd
 
 from spatialstale_evals import paper
-from spatialstale_evals.analysis import access, gap, inference, plots, probes, stale, tables, trust
+from spatialstale_evals.analysis import gap, inference, plots, stale, trust
 from spatialstale_evals.analysis import logs as logs_mod
 from spatialstale_evals.analysis.families import extra_sections, plain_markdown
-from spatialstale_evals.analysis.layout import MAIN_TABLES, MISSING, SPECS, TITLES, Spec
-from spatialstale_evals.analysis.notes import NOTES
+from spatialstale_evals.analysis.layout import Spec, main_tables, missing, specs, titles
+from spatialstale_evals.analysis.notes import notes
 from spatialstale_evals.harness.family import families
 
 REPORT_FILE = "REPORT.md"
@@ -77,16 +77,16 @@ class Report:
     seconds: float
     rendered: dict[str, str] = field(default_factory=dict)
 
-    def terminal_text(self, names: Sequence[str] = MAIN_TABLES) -> str:
-        """The main tables as Markdown; the paired tests on success only (the
-        Markdown report also has them on death)."""
-        parts = []
-        for name in names:
+    def terminal_text(self, names: Sequence[str] | None = None) -> str:
+        """The main tables (``layout.main_tables``) as Markdown; the paired tests
+        on success only (the Markdown report also has them on death)."""
+        parts, title = [], titles()
+        for name in main_tables() if names is None else names:
             body = self.rendered[name]
             df = self.tables[name]
             if name == "wilcoxon" and not df.empty:
-                body = markdown_table(df[df["metric"] == "success"], SPECS[name])
-            parts.append(f"## {TITLES[name]}\n\n{body}\n")
+                body = markdown_table(df[df["metric"] == "success"], specs()[name])
+            parts.append(f"## {title[name]}\n\n{body}\n")
         return "\n".join(parts)
 
 
@@ -121,30 +121,33 @@ def _inputs_table(evals: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def family_layout_tables(logset: logs_mod.LogSet) -> dict[str, pd.DataFrame]:
+    """Every family's tables of the fixed layout (``TaskFamily.layout_tables``),
+    each built from the family's records and its tables built before it."""
+    built: dict[str, pd.DataFrame] = {}
+    for name, family in families().items():
+        records = logset.records.get(name, pd.DataFrame())
+        own: dict[str, pd.DataFrame] = {}
+        for key, table in family.layout_tables.items():
+            own[key] = table.build(records, own)
+        built |= own
+    return built
+
+
 def compute_tables(
     logset: logs_mod.LogSet, alpha: float = paper.ALPHA, model_info: pd.DataFrame | None = None
 ) -> dict[str, pd.DataFrame]:
+    own = family_layout_tables(logset)
     det, nav = logset.detect, logset.navigate
-    detection = tables.detection_table(det)
-    navigation = tables.navigation_table(nav)
     tests = inference.wilcoxon_table(nav, alpha)
     return {
-        "detection": detection,
-        "modality": tables.modality_table(detection),
-        "direction": tables.direction_table(det),
-        "navigation": navigation,
-        "gain": tables.gain_table(navigation),
-        "steps": tables.steps_table(nav),
+        **own,
         "wilcoxon": tests,
-        "benefit": trust.benefit_table(navigation, tests),
-        "safety": trust.safety_table(navigation, tests),
+        "benefit": trust.benefit_table(own["navigation"], tests),
+        "safety": trust.safety_table(own["navigation"], tests),
         "tax": gap.tax_table(nav, alpha, model_info),
         "acted_on": gap.acted_on_table(families(), logset.records),
-        "probe": probes.probe_table(logset.probe),
-        "stale": stale.stale_table(logset.stale),
         "stale_probe": stale.stale_probe_table(logset.stale, logset.probe),
-        "navigate_access": access.navigate_access_table(nav),
-        "stale_access": access.stale_access_table(logset.stale),
         "correlation": inference.correlation_table(det, nav),
         "path_recall": inference.path_recall_table(det, nav),
         "inputs": _inputs_table(logset.evals),
@@ -163,10 +166,10 @@ def render_markdown(
     alpha: float,
     plot_files: list[Path],
 ) -> tuple[str, dict[str, str]]:
-    rendered = {}
+    rendered, spec, empty, title, note = {}, specs(), missing(), titles(), notes()
     for name, df in report_tables.items():
-        if name in SPECS:
-            rendered[name] = markdown_table(df, SPECS[name]) if not df.empty else f"_{MISSING[name]}_"
+        if name in spec:
+            rendered[name] = markdown_table(df, spec[name]) if not df.empty else f"_{empty[name]}_"
         else:  # a family's own section (``analysis/families.py``)
             rendered[name] = plain_markdown(df) if not df.empty else f"_No {name.split(':')[0]} logs._"
     evals = logset.evals
@@ -189,19 +192,19 @@ def render_markdown(
     for heading, names in sections:
         lines += [f"## {heading}", ""]
         for name in names:
-            lines += [f"### {TITLES[name]}", "", rendered[name], ""]
-            if name in NOTES and not report_tables[name].empty:
-                lines += [NOTES[name].format(alpha=alpha, min_pairs=math.ceil(math.log2(2 / alpha))), ""]
+            lines += [f"### {title[name]}", "", rendered[name], ""]
+            if name in note and not report_tables[name].empty:
+                lines += [note[name].format(alpha=alpha, min_pairs=math.ceil(math.log2(2 / alpha))), ""]
     for family_name, section in extra_sections(families(), logset.records):
         lines += [f"## Task `{family_name}`", ""]
-        for key, (title, _) in section.items():
-            lines += [f"### {title}", "", rendered[f"{family_name}:{key}"], ""]
+        for key, (heading, _) in section.items():
+            lines += [f"### {heading}", "", rendered[f"{family_name}:{key}"], ""]
     lines += ["## Plots", ""]
     if plot_files:
         lines += [f"![{p.stem}]({p.name})" for p in plot_files] + [""]
     else:
         lines += ["_(no data to plot)_", ""]
-    lines += [f"## {TITLES['inputs']}", "", rendered["inputs"], ""]
+    lines += [f"## {title['inputs']}", "", rendered["inputs"], ""]
     if logset.skipped:
         lines += ["### Skipped files", "", "| file | reason |", "|---|---|"]
         lines += [f"| {p} | {reason.replace('|', '/')} |" for p, reason in logset.skipped] + [""]

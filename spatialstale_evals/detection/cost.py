@@ -28,7 +28,9 @@ def settings_of(args: Mapping[str, Any]) -> DetectionSettings:
     )
 
 
-def estimate(instances: Sequence[Instance], args: dict[str, Any], model: StandIn) -> tuple[Cost, Cost]:
+def estimate(
+    instances: Sequence[Instance], args: dict[str, Any], model: StandIn, roles: Mapping[str, StandIn]
+) -> tuple[Cost, Cost]:
     """(cost, cost) of the detect task of ``args`` (every argument, defaults included) over ``instances``."""
     s = settings_of(args)
     total = Cost()

@@ -10,7 +10,8 @@ from typing import Any
 
 from spatialstale_evals.detection.cost import estimate, settings_of
 from spatialstale_evals.detection.scripted import scripted_reply
-from spatialstale_evals.harness.family import HEAVY_FIELDS, MatrixSpecLike, TaskFamily, register_family
+from spatialstale_evals.detection.tables import TABLES
+from spatialstale_evals.harness.family import HEAVY_FIELDS, Example, MatrixSpecLike, TaskFamily, register_family
 
 
 def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
@@ -30,7 +31,8 @@ FAMILY = register_family(
     TaskFamily(
         name="detect",
         scorer="detection_scorer",
-        report_sections=(("Detection", ("detection", "modality", "direction")),),
+        report_sections=(("Detection", tuple(TABLES)),),
+        layout_tables=TABLES,
         dimensions=("regime", "modality"),
         exclude=HEAVY_FIELDS,  # the store is read: it holds the instance
         detail=detail,
@@ -40,5 +42,7 @@ FAMILY = register_family(
         estimate=estimate,
         settings=settings_of,
         scripted_reply=scripted_reply,
+        # the memory agent in the example; ``random`` audits by coin, so its screenshots have misses to explain
+        example=Example(models=("spatialstale/memory",), view_model="spatialstale/random", view_args={"regime": "L2"}),
     )
 )

@@ -10,7 +10,7 @@ supplies the stand-in (a scripted agent) and calls them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -54,6 +54,11 @@ class StandIn(Protocol):
 
     def reply_text(self, messages: list[ChatMessage], config: GenerateConfig) -> str:
         """The text the agent would answer ``messages`` with, without counting a call."""
+        ...
+
+    def answering(self, agent: Callable[[list[Any], list[Any], int], Any]) -> StandIn:
+        """A fresh stand-in (its own ``cost``) that answers with ``agent``, a
+        family's own (messages, tools, seed) -> reply, served or not (a cost bound's reader)."""
         ...
 
 

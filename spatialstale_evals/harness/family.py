@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from spatialstale_evals.harness.cost import Cost
+from spatialstale_evals.harness.report_layout import ReportTable
 
 #: Sample fields the report never reads (by far the largest).
 HEAVY_FIELDS = frozenset({"messages", "events", "attachments"})
@@ -53,13 +54,39 @@ class MatrixSpecLike(Protocol):
 #: regime, dataset, size and crossed factors, which the matrix adds), with the
 #: epochs each runs.
 MatrixArguments = Callable[[MatrixSpecLike], Iterable[tuple[dict[str, Any], int]]]
-#: (instances, full task arguments, stand-in) -> (low, high) cost; exact estimates give low == high.
+#: (instances, full task arguments, stand-in, stand-ins of the task's model roles by name) -> (low, high)
+#: cost of the agent and the roles together; exact estimates give low == high. Each stand-in sums its own
+#: calls (``StandIn.cost``), so a caller reads the agent's and each role's share off them.
 Estimate = Callable[..., tuple[Cost, Cost]]
 #: A family's scripted agent: (messages, tools, seed) -> a text reply or a ``ModelOutput``.
 ScriptedAgent = Callable[[list[Any], list[Any], int], Any]
 #: A family's reply to a built-in scripted policy's request (``harness.scripted_turn.ScriptedTurn``):
 #: a text reply, a ``ModelOutput`` (a tool call), or None for a turn that is not the family's.
 ScriptedReply = Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class Example:
+    """A family's scripted runs (no network, no key) for the worked example
+    report (``benchmarks/example_report.py``) and the ``inspect view``
+    screenshots (``benchmarks/view_screenshots.py``), which loop over the registry.
+
+    Attributes:
+        models: The example report's agents (``spatialstale/<agent>``), each run
+            on the family: through the run matrix when the family is in it, else
+            once each on the task of ``args``.
+        view_model: The agent of the screenshots' run (one whose scores and
+            explanations have something to say).
+        view_args: The screenshots' task arguments.
+        args: The example report's task arguments (a family outside the matrix).
+        roles: The model roles of both (``grader``: a scripted judge).
+    """
+
+    models: tuple[str, ...]
+    view_model: str
+    view_args: Mapping[str, Any] = field(default_factory=dict)
+    args: Mapping[str, Any] = field(default_factory=dict)
+    roles: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -78,7 +105,9 @@ class TaskFamily:
         record: A record's family fields from (task arguments, the sample's counts, detail).
         instance: Whether records carry the instance and its windows' truth.
         matrix: How the run matrix plans this family (None: not in the matrix).
-        estimate: The cost of a planned task without a model call (None: not estimated).
+        estimate: The cost of a planned task without a model call (``Estimate``; None: not estimated).
+        cost_agents: The scripted agents that stand in for the model (``model``)
+            and for each of the task's model roles while ``estimate`` runs.
         settings: The family's settings object from the task's full arguments
             (defaults included), as its task builds it: what the cost estimate
             and the benchmarks read, without importing the family (None: none).
@@ -96,8 +125,11 @@ class TaskFamily:
             fills, in order: (heading, the report's tables under it, by name:
             ``analysis.report.compute_tables``). A family without any gets a
             section of its own: ``tables``, or a summary of its records.
-        tables: The family's own report tables from its records (a DataFrame):
-            ``{key: (title, table)}``.
+        layout_tables: The family's tables of the report's fixed layout by name
+            (``report_sections`` places them): how each is built from the
+            family's records, its columns, title, note and empty text.
+        tables: The report tables of a family outside the fixed layout, from its
+            records (a DataFrame): ``{key: (title, table)}``, shown in its own section.
         plots: The family's own report plots: (its tables by key, as ``tables``
             gives them; the report's folder) -> the PNG files written there.
         trust_gap: The family's rows of the report's trust-gap view from its
@@ -113,6 +145,7 @@ class TaskFamily:
             ``memory``, ``mixed``, ``random``: ``harness/belief.py``) answer the
             family's turns (its ``scripted.py``): the provider asks each family
             in turn and takes the first reply that is not None.
+        example: Its scripted runs for the example report and the screenshots (None: in neither).
     """
 
     name: str
@@ -125,6 +158,7 @@ class TaskFamily:
     instance: bool = False
     matrix: MatrixArguments | None = None
     estimate: Estimate | None = None
+    cost_agents: Mapping[str, str] = field(default_factory=lambda: {"model": "observer"})
     settings: Callable[[Mapping[str, Any]], Any] | None = None
     in_default_matrix: bool = True
     arm_args: tuple[str, ...] = ()
@@ -132,11 +166,13 @@ class TaskFamily:
     section_factors: tuple[str, ...] = ()
     unit: str = "sample"
     report_sections: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    layout_tables: Mapping[str, ReportTable] = field(default_factory=dict)
     tables: Callable[[Any], Mapping[str, tuple[str, Any]]] | None = None
     plots: Callable[[Mapping[str, Any], Any], Sequence[Any]] | None = None
     trust_gap: Callable[[Any], Any] | None = None
     scripted_agents: Mapping[str, ScriptedAgent] = field(default_factory=dict)
     scripted_reply: ScriptedReply | None = None
+    example: Example | None = None
 
     @property
     def in_report_layout(self) -> bool:

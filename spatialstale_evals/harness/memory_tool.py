@@ -40,7 +40,10 @@ from spatialstale_evals.harness.numbers import MAX_DIGITS
 #: Where the agent's memory is: in the prompt (the paper's and STALE's protocol) or in the memory store.
 MemoryAccess = Literal["prompt", "tool"]
 MEMORY_ACCESS: tuple[MemoryAccess, ...] = get_args(MemoryAccess)
-#: The report's section that shows the families' runs in either setting side by side (``analysis/access.py``).
+#: The parameters of this setting, navigate's and stale's alike: memory factors of the report
+#: (``navigation/family.py``); a configuration without them is the same runs in the other setting.
+ACCESS_FACTORS = ("memory_access", "max_memory_calls")
+#: The report's section that shows the families' runs in either setting side by side (``harness/access_tables.py``).
 ACCESS_SECTION = "Memory in the prompt or fetched with the memory tool"
 #: The memory tool's root folder and its name in tool calls.
 ROOT, TOOL_NAME = "/memories", "memory"

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from spatialstale_evals.harness.cost import Cost, StandIn
-from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
+from spatialstale_evals.harness.family import Example, MatrixSpecLike, TaskFamily, register_family
 from spatialstale_evals.lifetime.cost import estimate_lifetime_cost
 from spatialstale_evals.lifetime.gain import memory_of, spl_terms
 from spatialstale_evals.lifetime.plots import plot
@@ -28,7 +28,9 @@ def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int
     yield {}, 1  # a lifetime is one sample; its episodes are inside it
 
 
-def estimate(instances: Sequence[Instance], args: dict[str, Any], model: StandIn) -> tuple[Cost, Cost]:
+def estimate(
+    instances: Sequence[Instance], args: dict[str, Any], model: StandIn, roles: Mapping[str, StandIn]
+) -> tuple[Cost, Cost]:
     """(low, high) over the lifetimes built on ``instances`` (the first N of the regime)."""
     lives = lifetimes.load(args.get("dataset"), args["regime"])[: len(instances)]
     low = high = Cost()
@@ -92,5 +94,11 @@ FAMILY = register_family(
         trust_gap=hazard_rows,
         scripted_agents={name: _agent(name) for name in LIFETIME_AGENTS},
         scripted_reply=builtin_reply,
+        # ``diligent`` repairs its notes, ``write_once`` never does
+        example=Example(
+            models=("spatialstale/diligent", "spatialstale/write_once"),
+            view_model="spatialstale/write_once",
+            view_args={"regime": "L2", "episodes": 3},
+        ),
     )
 )

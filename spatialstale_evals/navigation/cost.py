@@ -220,7 +220,9 @@ def settings_of(args: Mapping[str, Any]) -> NavigationSettings:
     )
 
 
-def estimate(instances: Sequence[Instance], args: dict[str, Any], model: StandIn) -> tuple[Cost, Cost]:
+def estimate(
+    instances: Sequence[Instance], args: dict[str, Any], model: StandIn, roles: Mapping[str, StandIn]
+) -> tuple[Cost, Cost]:
     """(low, high) for ``epochs`` episodes per instance of the navigate task of
     ``args`` (every argument, defaults included; ``max_steps`` None: each instance's budget):
     low = every episode walks a shortest path of the true grid (what a perfect

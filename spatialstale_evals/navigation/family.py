@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
+from spatialstale_evals.harness.family import Example, MatrixSpecLike, TaskFamily, register_family
 from spatialstale_evals.harness.memory_text import FACTORS, SECTION_FACTORS
-from spatialstale_evals.harness.memory_tool import ACCESS_SECTION
+from spatialstale_evals.harness.memory_tool import ACCESS_FACTORS, ACCESS_SECTION
 from spatialstale_evals.navigation.cost import estimate, settings_of
-from spatialstale_evals.navigation.memory_access import ACCESS_FACTORS
 from spatialstale_evals.navigation.scripted import scripted_reply
+from spatialstale_evals.navigation.tables import TABLES
 
 
 def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
@@ -45,6 +45,7 @@ FAMILY = register_family(
             ("Trust gap", ("tax",)),
             (ACCESS_SECTION, ("navigate_access",)),
         ),
+        layout_tables=TABLES,
         unit="episode",
         dimensions=("regime", "strategy", "modality"),
         detail=detail,
@@ -58,5 +59,11 @@ FAMILY = register_family(
         # where the memory lives is a factor of the memory section too: no_memory has nothing to fetch
         factors=(*FACTORS, *ACCESS_FACTORS),
         section_factors=(*SECTION_FACTORS, *ACCESS_FACTORS),
+        # the memory agent trusts stale entries and dies on them
+        example=Example(
+            models=("spatialstale/memory",),
+            view_model="spatialstale/memory",
+            view_args={"regime": "L2", "strategy": "no_filter", "epochs": 1},
+        ),
     )
 )

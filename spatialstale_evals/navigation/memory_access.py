@@ -38,8 +38,6 @@ from spatialstale_evals.harness.memory_view import Note
 from spatialstale_evals.harness.metrics import defined, named_metric
 from spatialstale_evals.harness.score_counts import metric_counts
 
-#: The navigate task's parameters of this setting: memory factors of the report (``navigation/family.py``).
-ACCESS_FACTORS = ("memory_access", "max_memory_calls")
 #: The file the view is written to.
 LAKE_FILE = "/memories/lake.md"
 #: Memory calls per step unless told (the lifelong task's cap).

@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from spatialstale_evals.harness.family import MatrixSpecLike, TaskFamily, register_family
+from spatialstale_evals.harness.family import Example, MatrixSpecLike, TaskFamily, register_family
 from spatialstale_evals.probing.cost import estimate, settings_of
 from spatialstale_evals.probing.scripted import scripted_reply
+from spatialstale_evals.probing.tables import TABLES
 
 
 def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
@@ -21,12 +22,14 @@ FAMILY = register_family(
     TaskFamily(
         name="probe",
         scorer="probe_scorer",
-        report_sections=(("Probes", ("probe",)),),
+        report_sections=(("Probes", tuple(TABLES)),),
+        layout_tables=TABLES,
         dimensions=("regime", "modality"),
         matrix=matrix_arguments,
         estimate=estimate,
         settings=settings_of,
         scripted_reply=scripted_reply,
         in_default_matrix=False,
+        example=Example(models=("spatialstale/memory",), view_model="spatialstale/memory", view_args={"regime": "L2"}),
     )
 )

@@ -1,15 +1,24 @@
 """The ``stale`` family's registry entry: not in the run matrix (its corpus is
-a file or a download, not the lake's seeds); a report record keeps the judged
-cells as one field, the conflict type and who judged."""
+a file or a download, not the lake's seeds); its cost against the scripted
+``stale-aware`` agent and ``judge`` (``stale_corpus/cost.py``); a report
+record keeps the judged cells as one field, the conflict type and who judged;
+its report tables (``stale_corpus/tables.py``); the example runs on the test
+fixture's five records."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from spatialstale_evals.harness.family import TaskFamily, register_family
+from spatialstale_evals.harness.family import Example, TaskFamily, register_family
 from spatialstale_evals.harness.memory_tool import ACCESS_SECTION
+from spatialstale_evals.stale_corpus.cost import estimate
 from spatialstale_evals.stale_corpus.scripted import STALE_REPLIERS
+from spatialstale_evals.stale_corpus.tables import TABLES
+
+#: The example's corpus, in a checkout: the test fixture (the published file is 306 MB and a download).
+EXAMPLE_CORPUS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "stale_mini.json"
 
 
 def detail(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -33,8 +42,19 @@ FAMILY = register_family(
         dimensions=(),
         detail=detail,
         record=record,
+        layout_tables=TABLES,
         in_default_matrix=False,
+        estimate=estimate,
+        cost_agents={"model": "stale-aware", "grader": "judge"},
         # the corpus's scripted agents and judge: the reply to the last probe, a memory call, or the judge's verdicts
         scripted_agents={name: (lambda messages, tools, seed, f=f: f(messages, tools)) for name, f in REPLIERS},
+        # the aware agent answers from the newest session, the naive one recalls the old fact
+        example=Example(
+            models=("spatialstale/stale-aware", "spatialstale/stale-naive"),
+            view_model="spatialstale/stale-naive",
+            view_args={"path": EXAMPLE_CORPUS},
+            args={"path": EXAMPLE_CORPUS},
+            roles={"grader": "spatialstale/judge"},
+        ),
     )
 )

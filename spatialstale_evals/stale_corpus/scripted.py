@@ -174,7 +174,7 @@ def reader(newest: bool) -> Callable[[Sequence[ChatMessage], Sequence[ToolInfo]]
 
 
 def bound_reader(every_file: bool) -> Callable[[Sequence[ChatMessage], Sequence[ToolInfo]], str | ModelOutput]:
-    """The readers of the memory-tool setting's cost bounds (``runs.cost.estimate_stale``;
+    """The readers of the memory-tool setting's cost bounds (``stale_corpus/cost.py``;
     not served as agents): a view of ``/memories``, then (``every_file``) every
     session file once, oldest first, then the answer, from what was read as
     ``stale-aware`` answers (without a file read: that it does not know). Once
