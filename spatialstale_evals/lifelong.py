@@ -21,6 +21,7 @@ from spatialstale_evals.lifetime.arms import DEFAULT_MEMORY, MEMORY_ARMS, Memory
 from spatialstale_evals.lifetime.samples import LifetimeSet
 from spatialstale_evals.lifetime.scoring import lifelong_scorer
 from spatialstale_evals.lifetime.solver import LifelongSettings, lifelong_loop
+from spatialstale_evals.lifetime.transcript import COMPACTIONS, DEFAULT_THRESHOLD, CompactionName
 from spatialstale_evals.metadata import task_version
 from spatialstale_evals.world.lifetimes import MAX_EPISODES
 from spatialstale_evals.world.observation import covers_grid
@@ -37,6 +38,7 @@ AgentName = Literal["default", "react"]
 def check_args(
     regime: str, episodes: int, view_radius: int | None, history: int | None, max_memory_calls: int,
     initial_memory: str, agent: str, max_steps: int | None, epochs: int, memory: str = DEFAULT_MEMORY,
+    memory_tool: bool = False, compaction: str = "none", compaction_threshold: int = DEFAULT_THRESHOLD,
 ) -> None:  # fmt: skip
     """Every check on the parameters, before any model call."""
     check_choice("regime", regime, REGIMES)
@@ -58,6 +60,26 @@ def check_args(
     if max_steps is not None:
         check_positive_int("max_steps", max_steps)
     check_positive_int("epochs", epochs)
+    check_transcript(memory, history, memory_tool, compaction, compaction_threshold)
+
+
+def check_transcript(
+    memory: str, history: int | None, memory_tool: bool, compaction: str, compaction_threshold: int
+) -> None:
+    """``memory_tool``, ``compaction`` and ``compaction_threshold`` are ``memory=transcript``'s,
+    which keeps the whole conversation (no ``history``)."""
+    if not isinstance(memory_tool, bool):
+        raise ValueError(f"memory_tool must be true or false; got {memory_tool!r}")
+    check_choice("compaction", compaction, COMPACTIONS)
+    check_positive_int("compaction_threshold", compaction_threshold)
+    if not MEMORY_ARMS[memory].carries_conversation:
+        given = {"memory_tool": (memory_tool, False), "compaction": (compaction, "none"),
+                 "compaction_threshold": (compaction_threshold, DEFAULT_THRESHOLD)}  # fmt: skip
+        for name, (value, default) in given.items():
+            if value != default:
+                raise ValueError(f"{name}={value} is memory=transcript's; memory={memory} has no conversation to carry")
+    elif history is not None:
+        raise ValueError(f"history={history} drops turns; memory=transcript keeps them all (use compaction)")
 
 
 @task
@@ -70,6 +92,9 @@ def lifelong(
     initial_memory: InitialMemory = "empty",
     agent: AgentName = "default",
     memory: MemoryName = DEFAULT_MEMORY,
+    memory_tool: bool = False,
+    compaction: CompactionName = "none",
+    compaction_threshold: int = DEFAULT_THRESHOLD,
     dataset: str | None = None,
     max_steps: int | None = None,
     epochs: int = 1,
@@ -107,7 +132,17 @@ def lifelong(
         memory: What carries over between episodes: ``notes`` (default) the
             memory tool's ``/memories``, with a write-back turn after each
             episode; ``none`` nothing: no memory tool, no word of notes in any
-            prompt, no write-back (the no-memory baseline for any model).
+            prompt, no write-back (the no-memory baseline for any model);
+            ``transcript`` one conversation across the lifetime, never reset
+            (each later episode begins with a turn saying the agent is back at
+            the start), compacted by ``compaction``.
+        memory_tool: ``memory=transcript`` only: offer the memory tool (and
+            its write-back turn) too (default false).
+        compaction: ``memory=transcript`` only: ``none`` (default) or one of
+            Inspect's compaction strategies (``summary``, ``edit``, ``trim``,
+            ``native``, ``auto``), applied past ``compaction_threshold``.
+        compaction_threshold: ``memory=transcript`` only: the conversation's
+            size in tokens past which it is compacted (default 8000).
         dataset: Dataset folder made by ``spatialstale datasets generate`` (its
             ``lifelong/`` sub-folder); default the canonical set shipped in the package.
         max_steps: Step budget per episode; default the lifetime's (50 on 8x8).
@@ -115,8 +150,9 @@ def lifelong(
     """
     reject_unknown(lifelong, unknown)
     check_args(
-        regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, max_steps, epochs, memory
-    )
+        regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, max_steps, epochs, memory,
+        memory_tool, compaction, compaction_threshold,
+    )  # fmt: skip
     lives = LifetimeSet.load(dataset, regime, episodes)
     first = next(iter(lives.lives.values()))
     if covers_grid(first.height, first.width, view_radius):
@@ -131,6 +167,9 @@ def lifelong(
         "max_steps": max_steps or first.max_steps,
         "memory": memory,
     }
+    carried = {"memory_tool": memory_tool, "compaction": compaction, "compaction_threshold": compaction_threshold}
+    if MEMORY_ARMS[memory].carries_conversation:  # recorded by the arm that has them (other arms' samples unchanged)
+        params |= carried
     settings = LifelongSettings(
         episodes=episodes,
         view_radius=view_radius,
@@ -140,6 +179,7 @@ def lifelong(
         max_steps=max_steps,
         agent=agent,
         memory=memory,
+        **carried,
     )
     return family_task(
         "lifelong",
@@ -162,6 +202,7 @@ def lifelong_with_agent(agent: AgentFactory, **args: Any) -> Task:
         raise ValueError(f"history={args['history']} is kept by the default loop only; your agent keeps its context")
     base = lifelong(**args)
     meta = base.metadata or {}
-    settings = LifelongSettings(**{f.name: meta[f.name] for f in fields(LifelongSettings) if f.name != "agent"})
+    names = [f.name for f in fields(LifelongSettings) if f.name in meta and f.name != "agent"]
+    settings = LifelongSettings(**{name: meta[name] for name in names})
     lives = LifetimeSet.load(args.get("dataset"), str(meta["regime"]), settings.episodes)
     return task_with(base, solver=lifelong_loop(lives, settings, agent), metadata=meta | {"agent": "custom"})

@@ -12,7 +12,12 @@ store shared between lifetimes):
 - ``none``: nothing carries over: no memory tool is offered, no prompt
   mentions notes or memory, there is no write-back turn. The same lifetimes
   otherwise: the no-memory baseline for any model, against which the
-  report's memory gain of an arm is measured.
+  report's memory gain of an arm is measured;
+- ``transcript``: one conversation across the whole lifetime, never reset
+  (``lifetime/transcript.py``): each later episode begins with a user turn
+  saying the agent is back at the start and the lake may have changed; no
+  memory tool unless ``memory_tool=true``; the conversation compacted by one
+  of Inspect's strategies (``compaction``) past ``compaction_threshold`` tokens.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Literal, get_args
 from spatialstale_evals.lifetime import prompts
 
 #: The values of the task's ``memory`` parameter (the keys of ``MEMORY_ARMS``, in order).
-MemoryName = Literal["notes", "none"]
+MemoryName = Literal["notes", "none", "transcript"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,8 @@ class MemoryArm:
     tool: bool
     system: str
     summary: str
+    #: Whether the conversation carries over from one episode to the next (``transcript``).
+    carries_conversation: bool = False
 
     @property
     def write_back(self) -> bool:
@@ -48,8 +55,16 @@ MEMORY_ARMS: dict[str, MemoryArm] = {
     for arm in (
         MemoryArm("notes", True, prompts.LIFELONG_SYSTEM, "the memory tool, its /memories kept across episodes"),
         MemoryArm("none", False, prompts.LIFELONG_SYSTEM_NO_MEMORY, "nothing kept between episodes, no memory tool"),
+        MemoryArm(
+            "transcript", False, prompts.LIFELONG_SYSTEM_TRANSCRIPT,
+            "one conversation across the lifetime, compacted by Inspect past a threshold", carries_conversation=True,
+        ),  # fmt: skip
     )
 }
+#: The task parameters that describe the memory architecture (beside ``memory``
+#: itself): the report keys its architecture table by them and pairs a run with
+#: its ``memory=none`` run on the others. A parameter an arm adds goes here.
+MEMORY_PARAMETERS: tuple[str, ...] = ("memory", "memory_tool", "compaction", "compaction_threshold")
 #: The task's default ``memory`` (the first arm): its signature, its settings and the report's pairing read it here.
 DEFAULT_MEMORY: MemoryName = "notes"
 # one list: the registry and the parameter's type agree, the default first
