@@ -41,6 +41,8 @@ class CompactionLog(StoreModel):
     """The sample's compactions, one record each (``compaction_record``)."""
 
     records: list[dict[str, Any]] = Field(default_factory=list)
+    #: Requests whose compaction Inspect found insufficient (sent whole).
+    failures: int = 0
 
 
 def message_text(message: ChatMessage) -> str:
@@ -107,16 +109,17 @@ def compaction_record(
 
 #: The count keys a sample's compactions add (``compaction_counts``).
 KEPT_KEYS = (
-    "compactions", "kept_claims", "kept_claims_true", "kept_hazard_claims", "kept_cells_lost",
+    "compactions", "compaction_failures", "kept_claims", "kept_claims_true", "kept_hazard_claims", "kept_cells_lost",
     *(f"kept_{k}" for k in KNOWABLE_KEYS),
 )  # fmt: skip
 
 
-def compaction_counts(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """A sample's compactions summed: how many, the kept claims (all, true,
-    hazard), the cells lost, and the knowable counts of what each kept
-    (``kept_knowable_safe`` ...: ``kept_balanced`` is ``note_balanced`` of them)."""
+def compaction_counts(records: Sequence[Mapping[str, Any]], failures: int = 0) -> dict[str, float]:
+    """A sample's compactions summed: how many (and how many failed), the kept
+    claims (all, true, hazard), the cells lost, and the knowable counts of what
+    each kept (``kept_knowable_safe`` ...: ``kept_balanced`` is ``note_balanced`` of them)."""
     counts = dict.fromkeys(KEPT_KEYS, 0.0)
+    counts["compaction_failures"] = float(failures)
     for r in records:
         counts["compactions"] += 1
         counts["kept_claims"] += r["kept"]["claims"]

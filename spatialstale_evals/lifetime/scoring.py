@@ -220,10 +220,10 @@ def lifelong_scorer(episodes: int):
         outcomes = ", ".join(f"{r['episode']}: {r['outcome']}" for r in records) or "no episode played"
         counts = score_value(records, episodes)
         metadata: dict[str, Any] = {"episodes": records}
-        compactions = store_as(CompactionLog).records  # memory=transcript's (none elsewhere: counts as before)
-        if compactions:
-            counts |= compaction_counts(compactions)
-            metadata["compactions"] = compactions
+        log = store_as(CompactionLog)  # memory=transcript's (none elsewhere: counts as before)
+        if log.records or log.failures:
+            counts |= compaction_counts(log.records, log.failures)
+            metadata["compactions"] = log.records
         return Score(
             value=lifelong_headline(counts),
             answer=outcomes,

@@ -19,7 +19,11 @@ What each compaction kept is scored (``compactions.compaction_record``): the
 strategy is wrapped (``observed``) so the messages it was given and those it
 returned are seen exactly, with the lake and the agent's sightings of that
 moment; the record is completed with Inspect's own ``CompactionEvent``
-(tokens before and after) and shown right after it as an info event.
+(tokens before and after) and shown right after it as an info event. A
+compaction Inspect finds insufficient (a strategy that cannot bring the
+conversation under the threshold: ``edit`` clears tool results, and the
+default loop's views are user turns) is an info event and counted
+(``compaction_failures``); that request is sent whole.
 """
 
 from __future__ import annotations
@@ -52,6 +56,8 @@ if set(get_args(CompactionName)) != set(COMPACTIONS):
 #: The default ``compaction_threshold``, in tokens: crossed within a default 5-episode lifetime.
 DEFAULT_THRESHOLD = 8000
 
+#: How Inspect's error begins when a strategy cannot bring the conversation under the threshold.
+INSUFFICIENT = "Compaction insufficient"
 #: What the loop knows at a compaction: (the lake now, each cell the agent has seen as last seen, where it happened).
 Moment = Callable[[], tuple[Any, dict[Any, str], dict[str, Any]]]
 
@@ -148,7 +154,16 @@ class Transcript:
         if self.handler is None:  # the prefix: the system message and the first prompt (as ``react()`` keeps it)
             self.handler = compaction(self.strategy, prefix=messages[:2], tools=tools)
         start = transcript().history.event_count
-        sent, summary = await self.handler.compact_input(messages)
+        try:
+            sent, summary = await self.handler.compact_input(messages)
+        except RuntimeError as error:  # the strategy could not get under the threshold (Inspect's own check)
+            if not str(error).startswith(INSUFFICIENT):
+                raise
+            self.strategy.pending.clear()
+            log = store_as(CompactionLog)
+            log.failures += 1
+            transcript().info({"error": str(error), "failures": log.failures}, source="compaction insufficient")
+            return messages
         if summary is not None:
             current.append(summary)
         events = new_compaction_events(start)
