@@ -13,7 +13,7 @@ from typing import Any, Literal
 from inspect_ai import Task, task, task_with
 
 from spatialstale_evals.harness.memory_quota import MAX_MEMORY_CALLS
-from spatialstale_evals.harness.params import check_choice, check_positive_int, reject_unknown
+from spatialstale_evals.harness.params import NotApplicable, check_choice, check_positive_int, reject_unknown
 from spatialstale_evals.harness.task_body import family_task
 from spatialstale_evals.lifetime.agents import AgentFactory
 from spatialstale_evals.lifetime.agents import until_episode_over as until_episode_over  # the docs' idiom
@@ -77,9 +77,11 @@ def check_transcript(
                  "compaction_threshold": (compaction_threshold, DEFAULT_THRESHOLD)}  # fmt: skip
         for name, (value, default) in given.items():
             if value != default:
-                raise ValueError(f"{name}={value} is memory=transcript's; memory={memory} has no conversation to carry")
+                raise NotApplicable(f"{name}={value} is memory=transcript's; memory={memory} carries no conversation")
     elif history is not None:
         raise ValueError(f"history={history} drops turns; memory=transcript keeps them all (use compaction)")
+    elif compaction == "none" and compaction_threshold != DEFAULT_THRESHOLD:
+        raise NotApplicable(f"compaction_threshold={compaction_threshold} is a compaction's; compaction=none")
 
 
 @task

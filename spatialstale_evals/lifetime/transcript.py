@@ -127,7 +127,10 @@ def strategy_for(name: str, threshold: int, moment: Moment) -> ObservedCompactio
     """The named Inspect strategy at ``threshold`` tokens, observed; None for ``none``."""
     if name == "none":
         return None
-    return ObservedCompaction(STRATEGIES[name](threshold=threshold), moment)
+    inner = STRATEGIES[name]
+    # named as the strategy it wraps, so Inspect's compaction event names that one (``metadata.strategy``)
+    observed = type(inner.__name__, (ObservedCompaction,), {"__doc__": ObservedCompaction.__doc__})
+    return observed(inner(threshold=threshold), moment)
 
 
 @dataclass
