@@ -187,3 +187,43 @@ def test_transcript_values_are_the_registrys_and_bad_ones_fail_before_any_call()
         lifelong(memory="transcript", compaction="squash")
     with pytest.raises(ValueError, match="compaction_threshold"):
         lifelong(memory="transcript", compaction_threshold=0)
+
+
+def test_the_architecture_table_pairs_lifetimes_by_every_memory_parameter():
+    """Rows keyed by the run's memory arguments (not pooled across thresholds),
+    the SPL gain against memory=none on the lifetimes both played, and
+    kept_balanced from what the compactions kept; figures computed here."""
+    import pandas as pd
+
+    from spatialstale_evals.lifetime.architecture import architecture_of, architecture_tables
+    from spatialstale_evals.lifetime.gain import base_config
+
+    trim = {"memory": "transcript", "compaction": "trim", "compaction_threshold": 3000}
+    assert architecture_of(trim) == "memory=transcript, compaction=trim, compaction_threshold=3000"
+    assert architecture_of({}) == "memory=notes"
+    config = "memory=transcript, compaction=trim, compaction_threshold=3000, view_radius=2"
+    assert base_config(config) == "view_radius=2"
+    spl = {"memory=none": [0.5, 0.6, 0.7], "memory=notes": [0.9, 0.6, 1.0], architecture_of(trim): [0.4, 0.6, 0.9]}
+    rows = []
+    for arch, values in spl.items():
+        for i, x in enumerate(values):
+            value = {"played": 1.0, "spl": x, "spl_episodes": 1.0, "success": 1.0, "death": 0.0}
+            value["tokens"] = 100.0 * (i + 1)
+            if arch.endswith("3000"):
+                value |= {"compactions": 2.0, "kept_told_safe": 3.0, "kept_knowable_safe": 4.0,
+                          "kept_told_hole": 1.0, "kept_knowable_hole": 2.0}  # fmt: skip
+            rows.append({"model": "m", "config": arch, "regime": "L1", "instance_id": f"L1-00{i}", "value": value,
+                         "spl_terms": [], "architecture": arch, "keeps_notes": arch == "memory=notes"})  # fmt: skip
+    tables = architecture_tables(pd.DataFrame(rows))
+    table = tables["architectures"].set_index("architecture")
+    assert len(table) == 3 and set(tables["architectures"]["config"]) == {""}
+    for arch, values in spl.items():
+        assert table.loc[arch, "spl"] == pytest.approx(sum(values) / 3)
+        assert table.loc[arch, "tokens_per_lifetime"] == pytest.approx(200.0)
+        if arch != "memory=none":
+            gain = sum(a - b for a, b in zip(values, spl["memory=none"])) / 3
+            assert table.loc[arch, "spl_gain_vs_none"] == pytest.approx(gain)
+    assert table.loc[architecture_of(trim), "kept_balanced"] == pytest.approx((3 / 4 + 1 / 2) / 2)
+    assert math.isnan(table.loc["memory=none", "note_balanced"])
+    assert math.isnan(table.loc["memory=none", "kept_balanced"])
+    assert len(tables["architecture_tests"]) == 3  # every pair of the cell, on the lifetimes both played
