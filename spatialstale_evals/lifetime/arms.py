@@ -18,6 +18,13 @@ store shared between lifetimes):
   saying the agent is back at the start and the lake may have changed; no
   memory tool unless ``memory_tool=true``; the conversation compacted by one
   of Inspect's strategies (``compaction``) past ``compaction_threshold`` tokens.
+- ``own``: the agent brings its own memory system (an Agents SDK agent
+  keeping a ``MEMORY.md``, a vector store, anything): the harness offers no
+  memory tool and plays no write-back turn, and reads the notes where the
+  agent keeps them, through the reader given to ``lifelong_with_agent(...,
+  notes=...)`` (so this arm exists only there: the command line refuses it).
+  The system prompt is ``none``'s; the agent's own instructions tell it of
+  its memory.
 """
 
 from __future__ import annotations
@@ -28,19 +35,22 @@ from typing import Literal, get_args
 from spatialstale_evals.lifetime import prompts
 
 #: The values of the task's ``memory`` parameter (the keys of ``MEMORY_ARMS``, in order).
-MemoryName = Literal["notes", "none", "transcript"]
+MemoryName = Literal["notes", "none", "transcript", "own"]
 
 
 @dataclass(frozen=True)
 class MemoryArm:
     """One value of ``memory``: whether the memory tool is offered (and so the
-    write-back turn played) and the system prompt's template (``{episodes}``,
-    ``{max_memory_calls}``)."""
+    write-back turn played), the system prompt's template (``{episodes}``,
+    ``{max_memory_calls}``), and where the harness reads the notes: ``store``,
+    every memory store instance of the sample; ``agent``, the agent's own
+    reader (``lifelong_with_agent(..., notes=...)``)."""
 
     name: str
     tool: bool
     system: str
     summary: str
+    notes_from: Literal["store", "agent"] = "store"
     #: Whether the conversation carries over from one episode to the next (``transcript``).
     carries_conversation: bool = False
 
@@ -58,6 +68,10 @@ MEMORY_ARMS: dict[str, MemoryArm] = {
         MemoryArm(
             "transcript", False, prompts.LIFELONG_SYSTEM_TRANSCRIPT,
             "one conversation across the lifetime, compacted by Inspect past a threshold", carries_conversation=True,
+        ),  # fmt: skip
+        MemoryArm(
+            "own", False, prompts.LIFELONG_SYSTEM_NO_MEMORY,
+            "the agent's own memory system, its notes read where it keeps them (lifelong_with_agent only)", "agent",
         ),  # fmt: skip
     )
 }
