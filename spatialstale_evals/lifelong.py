@@ -185,7 +185,7 @@ def _lifelong(
         notes is not None, memory_tool, compaction, compaction_threshold,
     )  # fmt: skip
     lives = LifetimeSet.load(dataset, regime, episodes)
-    first = next(iter(lives.lives.values()))
+    first = next(iter(lives.by_id.values()))
     if covers_grid(first.height, first.width, view_radius):
         view_radius = None
     params = {
