@@ -14,7 +14,13 @@ from typing import Any, Literal
 from inspect_ai import Task, task, task_with
 
 from spatialstale_evals.harness.memory_quota import MAX_MEMORY_CALLS
-from spatialstale_evals.harness.params import check_choice, check_positive_int, parameters, reject_unknown
+from spatialstale_evals.harness.params import (
+    NotApplicable,
+    check_choice,
+    check_positive_int,
+    parameters,
+    reject_unknown,
+)
 from spatialstale_evals.harness.task_body import family_task
 from spatialstale_evals.lifetime.agents import AgentFactory
 from spatialstale_evals.lifetime.agents import until_episode_over as until_episode_over  # the docs' idiom
@@ -22,6 +28,7 @@ from spatialstale_evals.lifetime.arms import DEFAULT_MEMORY, MEMORY_ARMS, Memory
 from spatialstale_evals.lifetime.samples import LifetimeSet
 from spatialstale_evals.lifetime.scoring import lifelong_scorer
 from spatialstale_evals.lifetime.solver import LifelongSettings, NotesReader, lifelong_loop
+from spatialstale_evals.lifetime.transcript import COMPACTIONS, DEFAULT_THRESHOLD, CompactionName
 from spatialstale_evals.metadata import task_version
 from spatialstale_evals.world.lifetimes import MAX_EPISODES
 from spatialstale_evals.world.observation import covers_grid
@@ -38,7 +45,8 @@ AgentName = Literal["default", "react"]
 def check_args(
     regime: str, episodes: int, view_radius: int | None, history: int | None, max_memory_calls: int,
     initial_memory: str, agent: str, max_steps: int | None, epochs: int, memory: str = DEFAULT_MEMORY,
-    notes_reader: bool = False,
+    notes_reader: bool = False, memory_tool: bool = False, compaction: str = "none",
+    compaction_threshold: int = DEFAULT_THRESHOLD,
 ) -> None:  # fmt: skip
     """Every check on the parameters, before any model call (``notes_reader``:
     an agent's own notes reader was given, which ``memory=own`` needs)."""
@@ -66,6 +74,28 @@ def check_args(
     if max_steps is not None:
         check_positive_int("max_steps", max_steps)
     check_positive_int("epochs", epochs)
+    check_transcript(memory, history, memory_tool, compaction, compaction_threshold)
+
+
+def check_transcript(
+    memory: str, history: int | None, memory_tool: bool, compaction: str, compaction_threshold: int
+) -> None:
+    """``memory_tool``, ``compaction`` and ``compaction_threshold`` are ``memory=transcript``'s,
+    which keeps the whole conversation (no ``history``)."""
+    if not isinstance(memory_tool, bool):
+        raise ValueError(f"memory_tool must be true or false; got {memory_tool!r}")
+    check_choice("compaction", compaction, COMPACTIONS)
+    check_positive_int("compaction_threshold", compaction_threshold)
+    if not MEMORY_ARMS[memory].carries_conversation:
+        given = {"memory_tool": (memory_tool, False), "compaction": (compaction, "none"),
+                 "compaction_threshold": (compaction_threshold, DEFAULT_THRESHOLD)}  # fmt: skip
+        for name, (value, default) in given.items():
+            if value != default:
+                raise NotApplicable(f"{name}={value} is memory=transcript's; memory={memory} carries no conversation")
+    elif history is not None:
+        raise ValueError(f"history={history} drops turns; memory=transcript keeps them all (use compaction)")
+    elif compaction == "none" and compaction_threshold != DEFAULT_THRESHOLD:
+        raise NotApplicable(f"compaction_threshold={compaction_threshold} is a compaction's; compaction=none")
 
 
 @task
@@ -78,6 +108,9 @@ def lifelong(
     initial_memory: InitialMemory = "empty",
     agent: AgentName = "default",
     memory: MemoryName = DEFAULT_MEMORY,
+    memory_tool: bool = False,
+    compaction: CompactionName = "none",
+    compaction_threshold: int = DEFAULT_THRESHOLD,
     dataset: str | None = None,
     max_steps: int | None = None,
     epochs: int = 1,
@@ -116,8 +149,18 @@ def lifelong(
             memory tool's ``/memories``, with a write-back turn after each
             episode; ``none`` nothing: no memory tool, no word of notes in any
             prompt, no write-back (the no-memory baseline for any model);
-            ``own`` the agent's own memory system, read where it keeps it
+            ``transcript`` one conversation across the lifetime, never reset
+            (each later episode begins with a turn saying the agent is back at
+            the start), compacted by ``compaction``; ``own`` the agent's own
+            memory system, read where it keeps it
             (``lifelong_with_agent(agent, notes=...)`` only).
+        memory_tool: ``memory=transcript`` only: offer the memory tool (and
+            its write-back turn) too (default false).
+        compaction: ``memory=transcript`` only: ``none`` (default) or one of
+            Inspect's compaction strategies (``summary``, ``edit``, ``trim``,
+            ``native``, ``auto``), applied past ``compaction_threshold``.
+        compaction_threshold: ``memory=transcript`` only: the conversation's
+            size in tokens past which it is compacted (default 8000).
         dataset: Dataset folder made by ``spatialstale datasets generate`` (its
             ``lifelong/`` sub-folder); default the canonical set shipped in the package.
         max_steps: Step budget per episode; default the lifetime's (50 on 8x8).
@@ -126,25 +169,27 @@ def lifelong(
     reject_unknown(lifelong, unknown)
     return _lifelong(
         regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, memory, dataset, max_steps,
-        epochs,
+        epochs, memory_tool=memory_tool, compaction=compaction, compaction_threshold=compaction_threshold,
     )  # fmt: skip
 
 
 def _lifelong(
     regime: str, episodes: int, view_radius: int | None, history: int | None, max_memory_calls: int,
     initial_memory: str, agent: str, memory: str, dataset: str | None, max_steps: int | None, epochs: int,
-    factory: AgentFactory | None = None, notes: NotesReader | None = None,
+    factory: AgentFactory | None = None, notes: NotesReader | None = None, memory_tool: bool = False,
+    compaction: str = "none", compaction_threshold: int = DEFAULT_THRESHOLD,
 ) -> Task:  # fmt: skip
     """The task of ``lifelong``'s parameters, played by ``factory``'s agents
     if given, its notes read by ``notes`` if given (``memory=own``)."""
     check_args(
         regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, max_steps, epochs, memory,
-        notes is not None,
+        notes is not None, memory_tool, compaction, compaction_threshold,
     )  # fmt: skip
     lives = LifetimeSet.load(dataset, regime, episodes)
     first = next(iter(lives.by_id.values()))
     if covers_grid(first.height, first.width, view_radius):
         view_radius = None
+    carried = {"memory_tool": memory_tool, "compaction": compaction, "compaction_threshold": compaction_threshold}
     settings = LifelongSettings(
         episodes=episodes,
         view_radius=view_radius,
@@ -154,8 +199,13 @@ def _lifelong(
         agent=agent,
         max_steps=max_steps or first.max_steps,
         memory=memory,
+        **carried,
     )
-    params = asdict(settings)  # the samples' and the task's metadata: what the solver runs with
+    # the samples' and the task's metadata: what the solver runs with (the conversation's
+    # parameters recorded by the arm that has them: other arms' samples unchanged)
+    params = asdict(settings)
+    if not MEMORY_ARMS[memory].carries_conversation:
+        params = {k: v for k, v in params.items() if k not in carried}
     return family_task(
         "lifelong",
         {"regime": regime, **params, **lives.sha256},

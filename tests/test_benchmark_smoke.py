@@ -23,6 +23,8 @@ BENCHMARKS = ROOT / "benchmarks"
 RUNS: dict[str, list[str]] = {
     "lifelong_tokens": ["--lifetimes", "1", "--parts", "trust", "--log-dir", "{tmp}/logs"],  # score_table
     "scripted_reference": ["--seeds", "1", "--agents", "observer", "--regimes", "L1", "--log-dir", "{tmp}/logs"],
+    "lifelong_architectures": ["--lifetimes", "1", "--episodes", "2", "--regimes", "L1", "--threshold", "3000",
+                               "--log-dir", "{tmp}/logs"],  # fmt: skip
     "memory_access": ["--seeds", "1", "--log-dir", "{tmp}/logs"],
     "stale_cost": ["--path", str(ROOT / "tests" / "fixtures" / "stale_mini.json")],
     "stale_rubric_agreement": ["--grader", "spatialstale/judge"],
@@ -36,6 +38,7 @@ RUNS: dict[str, list[str]] = {
 UNDEFINED: dict[str, set[str]] = {
     "memory_access": {"p (Holm)"},  # one seed: no paired test
     "scripted_reference": {"sd", "flag rate notes"},  # one seed: no spread; no distractor notes by default
+    "lifelong_architectures": {"statistic", "pvalue", "pvalue_holm"},  # one lifetime: no paired test
 }
 #: Scripts that write their tables to a file rather than print them: the file (``{tmp}`` as above), and
 #: whether its blank columns are checked. example_report's is ``spatialstale report``'s REPORT.md, where at

@@ -28,7 +28,15 @@ def test_the_cost_estimate_counts_calls_from_the_lakes():
     assert kept["low"]["calls"] >= 2 * (est["low"]["calls"] - 3 * 3) + 3
 
 
-@pytest.mark.parametrize("args", [{"regime": "L2", "episodes": 2}, {"regime": "L1", "episodes": 2, "history": 1}])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"regime": "L2", "episodes": 2},
+        {"regime": "L1", "episodes": 2, "history": 1},
+        {"regime": "L1", "episodes": 2, "memory": "transcript"},
+        {"regime": "L1", "episodes": 2, "memory": "transcript", "compaction": "trim", "compaction_threshold": 3000},
+    ],
+)
 def test_the_estimate_is_within_ten_percent_of_a_scripted_lifetime(tmp_path, args):
     model = "spatialstale/diligent"
     (log,) = inspect_eval(lifelong(**args), model=model, limit=1, display="none", log_dir=str(tmp_path))

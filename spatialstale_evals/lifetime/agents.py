@@ -32,7 +32,7 @@ from contextvars import ContextVar
 from typing import Literal
 
 from inspect_ai.agent import Agent, AgentState, react
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser, CompactionStrategy
 from inspect_ai.tool import Tool, tool
 from inspect_ai.util import LimitExceededError, apply_limits, message_limit, sample_limits, span, turn_limit
 
@@ -131,11 +131,14 @@ def fall_back(episode: LifeEpisode, state: object, problem: str) -> str:
     return answer
 
 
-def react_factory(episode: LifeEpisode, max_memory_calls: int) -> AgentFactory:
+def react_factory(
+    episode: LifeEpisode, max_memory_calls: int, compaction: CompactionStrategy | None = None
+) -> AgentFactory:
     """``agent=react``: Inspect's ``react()`` with the episode's tools and no
     submit tool, its turns watched by ``on_continue``: it stops when the
     episode is over, and a turn without a tool call, or one more memory-only
-    turn than the cap, gets the fallback step."""
+    turn than the cap, gets the fallback step. ``compaction``: the strategy
+    ``react()`` compacts its conversation with (``memory=transcript``)."""
     streak = {"turns": 0, "steps": 0}
 
     async def on_continue(state: AgentState) -> bool | str:
@@ -155,7 +158,7 @@ def react_factory(episode: LifeEpisode, max_memory_calls: int) -> AgentFactory:
         return True
 
     def make(tools: list[Tool]) -> Agent:
-        return react(prompt=None, tools=tools, submit=False, on_continue=on_continue)
+        return react(prompt=None, tools=tools, submit=False, on_continue=on_continue, compaction=compaction)
 
     return make
 

@@ -13,6 +13,11 @@ store shared between lifetimes):
   mentions notes or memory, there is no write-back turn. The same lifetimes
   otherwise: the no-memory baseline for any model, against which the
   report's memory gain of an arm is measured;
+- ``transcript``: one conversation across the whole lifetime, never reset
+  (``lifetime/transcript.py``): each later episode begins with a user turn
+  saying the agent is back at the start and the lake may have changed; no
+  memory tool unless ``memory_tool=true``; the conversation compacted by one
+  of Inspect's strategies (``compaction``) past ``compaction_threshold`` tokens.
 - ``own``: the agent brings its own memory system (an Agents SDK agent
   keeping a ``MEMORY.md``, a vector store, anything): the harness offers no
   memory tool and plays no write-back turn, and reads the notes where the
@@ -30,7 +35,7 @@ from typing import Literal, get_args
 from spatialstale_evals.lifetime import prompts
 
 #: The values of the task's ``memory`` parameter (the keys of ``MEMORY_ARMS``, in order).
-MemoryName = Literal["notes", "none", "own"]
+MemoryName = Literal["notes", "none", "transcript", "own"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,8 @@ class MemoryArm:
     system: str
     summary: str
     notes_from: Literal["store", "agent"] = "store"
+    #: Whether the conversation carries over from one episode to the next (``transcript``).
+    carries_conversation: bool = False
 
     @property
     def write_back(self) -> bool:
@@ -59,11 +66,19 @@ MEMORY_ARMS: dict[str, MemoryArm] = {
         MemoryArm("notes", True, prompts.LIFELONG_SYSTEM, "the memory tool, its /memories kept across episodes"),
         MemoryArm("none", False, prompts.LIFELONG_SYSTEM_NO_MEMORY, "nothing kept between episodes, no memory tool"),
         MemoryArm(
+            "transcript", False, prompts.LIFELONG_SYSTEM_TRANSCRIPT,
+            "one conversation across the lifetime, compacted by Inspect past a threshold", carries_conversation=True,
+        ),  # fmt: skip
+        MemoryArm(
             "own", False, prompts.LIFELONG_SYSTEM_NO_MEMORY,
             "the agent's own memory system, its notes read where it keeps them (lifelong_with_agent only)", "agent",
         ),  # fmt: skip
     )
 }
+#: The task parameters that describe the memory architecture (beside ``memory``
+#: itself): the report keys its architecture table by them and pairs a run with
+#: its ``memory=none`` run on the others. A parameter an arm adds goes here.
+MEMORY_PARAMETERS: tuple[str, ...] = ("memory", "memory_tool", "compaction", "compaction_threshold")
 #: The task's default ``memory`` (the first arm): its signature, its settings and the report's pairing read it here.
 DEFAULT_MEMORY: MemoryName = "notes"
 # one list: the registry and the parameter's type agree, the default first

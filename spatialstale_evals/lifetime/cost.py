@@ -16,6 +16,13 @@ each request holds the whole episode so far, so input tokens grow with the
 square of the steps; with K it holds at most K earlier turns. An agent that
 dies early, or walks straighter, costs less than ``low``; one that wanders
 more costs more (docs/performance.md measures the scripted agents against it).
+
+Under ``memory=transcript`` (``transcript_cost``) every request holds the
+whole lifetime so far, so input tokens grow with the square of the lifetime's
+steps, not an episode's; with ``compaction`` other than ``none`` a request is
+held to ``compaction_threshold`` tokens (a compaction brings it under, and it
+grows back to it), so past the threshold the cost grows linearly. The walk
+is the same (``transcript`` plays as ``diligent`` does), with no memory calls.
 """
 
 from __future__ import annotations
@@ -67,6 +74,8 @@ def estimate_lifetime_cost(life: Lifetime, args: Mapping[str, Any]) -> dict[str,
     ``output_tokens`` for one lifetime under the task arguments ``args``
     (``episodes``, ``view_radius``, ``history``, ``max_memory_calls``,
     ``max_steps``; absent ones at the task's defaults)."""
+    if args.get("memory") == "transcript" and not args.get("memory_tool"):
+        return transcript_cost(life, args)
     episodes = int(args.get("episodes", 5))
     radius = args.get("view_radius", 1)
     history = args.get("history")
@@ -141,3 +150,33 @@ def _create_call_tokens(noted: int) -> int:
     return count_text_tokens(
         "memory" + json.dumps({"command": "create", "path": prompts.PAPER_MEMORY_PATH, "file_text": text})
     )
+
+
+def transcript_cost(life: Lifetime, args: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    """``estimate_lifetime_cost`` under ``memory=transcript`` (module docstring):
+    ``low`` walks as the reference walk, ``high`` uses every step budget; each
+    request holds every earlier turn of the lifetime, at most
+    ``compaction_threshold`` tokens when compacting."""
+    episodes = int(args.get("episodes", 5))
+    radius = args.get("view_radius", 1)
+    budget = int(args.get("max_steps") or life.max_steps)
+    compacting = args.get("compaction", "none") != "none"
+    cap = int(args.get("compaction_threshold") or 8000) if compacting else None
+    system = prompts.LIFELONG_SYSTEM_TRANSCRIPT.format(episodes=episodes, max_memory_calls=0)
+    fixed = count_text_tokens(system) + _tool_tokens([MOVE_TOOL])
+    reply = count_text_tokens("move" + json.dumps({"direction": "RIGHT"}))
+    answer = count_text_tokens(shared.MOVE_CONTINUE.format(where=shared.MOVE_MOVED, steps_left=budget))
+    header = count_text_tokens(prompts.TRANSCRIPT_EPISODE_START.format(episode=2, episodes=episodes))
+    walks = reference_walks(life, episodes, radius, budget)
+    out: dict[str, dict[str, int]] = {}
+    for level in ("low", "high"):
+        calls = inputs = held = 0
+        for world, walk in zip(life.episodes[:episodes], walks):
+            turn = _step_prompt_tokens(world.grid, radius, budget) + reply + answer
+            for step in range(walk.steps if level == "low" else budget):
+                request = fixed + held + turn - reply - answer + (header if step == 0 else 0)
+                inputs += request if cap is None else min(request, cap)
+                held += turn + (header if step == 0 else 0)
+                calls += 1
+        out[level] = {"calls": calls, "input_tokens": inputs, "output_tokens": calls * reply}
+    return out

@@ -15,6 +15,7 @@ import pandas as pd
 
 from spatialstale_evals.harness.cost import Cost, StandIn
 from spatialstale_evals.harness.family import Example, MatrixSpecLike, TaskFamily, register_family
+from spatialstale_evals.lifetime.architecture import architecture_of, keeps_notes
 from spatialstale_evals.lifetime.cost import estimate_lifetime_cost
 from spatialstale_evals.lifetime.gain import memory_of, spl_terms
 from spatialstale_evals.lifetime.plots import plot
@@ -52,7 +53,10 @@ def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mappi
     # the sample's counts and the hazard counts as one field (its per-episode keys vary with ``episodes``),
     # read by ``lifetime_tables``; the exact SPL terms and the run's ``memory`` for the memory gain
     counts = {k: v for k, v in detail.items() if k != SPL_TERMS}
-    return {"value": dict(value) | counts, SPL_TERMS: detail.get(SPL_TERMS) or [], "memory": memory_of(task_args)}
+    return {
+        "value": dict(value) | counts, SPL_TERMS: detail.get(SPL_TERMS) or [], "memory": memory_of(task_args),
+        "architecture": architecture_of(task_args), "keeps_notes": keeps_notes(task_args),
+    }  # fmt: skip
 
 
 SPL_TERMS = "spl_terms"
@@ -65,6 +69,10 @@ TITLES = {
     "deaths_by_cause": "Lifelong: deaths by cause (a SAFE note, no note, an ignored HOLE note)",
     "memory_gain": "Lifelong: memory gain (memory=notes minus memory=none) on the same lifetimes; exact "
     "signed-rank test, Holm within each model x config x regime",
+    "architectures": "Lifelong: where the memory lives, per regime (SPL, outcomes, note_balanced of the notes, "
+    "kept_balanced of what compaction kept, hazard claims acted on, tokens per lifetime, SPL gain against memory=none)",
+    "architecture_tests": "Lifelong: architectures against each other on the same lifetimes (per-lifetime SPL; "
+    "exact signed-rank test, Holm within each model x config x regime)",
 }
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 
 from spatialstale_evals import paper
 from spatialstale_evals.harness.significance import exact_signed_rank, holm
-from spatialstale_evals.lifetime.arms import DEFAULT_MEMORY, MEMORY_ARMS
+from spatialstale_evals.lifetime.arms import DEFAULT_MEMORY, MEMORY_ARMS, MEMORY_PARAMETERS
 from spatialstale_evals.lifetime.measures import spl_fraction
 from spatialstale_evals.world.env import SUCCESS
 
@@ -50,8 +50,9 @@ def spl_terms(episodes: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def base_config(config: Any) -> str:
-    """A configuration label without its ``memory=...`` part (``config_label``'s ``key=value`` parts)."""
-    return ", ".join(p for p in str(config or "").split(", ") if p and p.split("=", 1)[0] != MEMORY)
+    """A configuration label without its memory architecture (``memory=...`` and
+    the other ``arms.MEMORY_PARAMETERS``; ``config_label``'s ``key=value`` parts)."""
+    return ", ".join(p for p in str(config or "").split(", ") if p and p.split("=", 1)[0] not in MEMORY_PARAMETERS)
 
 
 def default_memory() -> str:
@@ -102,13 +103,17 @@ def memory_gain_table(records: pd.DataFrame, alpha: float = paper.ALPHA) -> pd.D
         config=records["config"].map(base_config) if "config" in records.columns else "",
         memory=[memory_of(r) for r in records.to_dict("records")],
     )
+    if "architecture" in frame.columns:  # each architecture its own arm (``memory=transcript, compaction=trim``)
+        frame = frame.assign(memory=[a.removeprefix(f"{MEMORY}=") for a in frame["architecture"]])
     keys = [k for k in CELL if k in frame.columns]
     rows: list[dict[str, Any]] = []
     for key, g in frame.groupby(keys, sort=True, dropna=False):
         without = lifetime_rates(g[g["memory"] == WITHOUT])
         cell = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
         family = []
-        for arm in [m for m in MEMORY_ARMS if m != WITHOUT] + sorted(set(g["memory"]) - set(MEMORY_ARMS)):
+        for arm in [m for m in MEMORY_ARMS if m != WITHOUT and m in set(g["memory"])] + sorted(
+            set(g["memory"]) - set(MEMORY_ARMS)
+        ):
             with_ = lifetime_rates(g[g["memory"] == arm])
             shared = sorted(set(with_) & set(without))
             for gain in GAINS if shared else ():

@@ -10,15 +10,19 @@ The lake's rules, the observation, the step line and the ``move`` tool's
 answers are the navigate task's (``harness/prompts.py``), so the two tasks
 describe one world in one set of words. Under ``memory=none`` the system prompt
 is ``LIFELONG_SYSTEM_NO_MEMORY``: the same words without the memory tool, the
-notes or the write-back turn (version 1.1 added it). Changing any text here changes what
-models see: bump ``PROMPT_VERSION`` (recorded in every sample's metadata).
+notes or the write-back turn (version 1.1 added it). Under ``memory=transcript`` the
+conversation is never reset: ``LIFELONG_SYSTEM_TRANSCRIPT`` (with the memory paragraph
+under ``memory_tool=true``), ``TRANSCRIPT_EPISODE_START`` heading every later episode and
+``NEXT_EPISODE_TRANSCRIPT`` in its write-back (version 1.2 added them; the ``notes`` and
+``none`` prompts are unchanged). Changing any text here changes what models see: bump
+``PROMPT_VERSION`` (recorded in every sample's metadata).
 """
 
 from __future__ import annotations
 
 from spatialstale_evals.harness.prompts import NAVIGATE_RULES
 
-PROMPT_VERSION = "1.1"
+PROMPT_VERSION = "1.2"
 
 #: The memory file ``initial_memory="paper"`` writes the instance's entries to.
 PAPER_MEMORY_PATH = "/memories/lake.md"
@@ -55,6 +59,37 @@ between ice and hole.
 
 Each turn, call `move` once with direction UP, DOWN, LEFT or RIGHT."""
 )
+
+#: ``memory=transcript``: one conversation across the episodes, never reset (``arms.py``).
+LIFELONG_SYSTEM_TRANSCRIPT = (
+    NAVIGATE_RULES
+    + """
+
+You will play {episodes} episodes on this same lake, one after another, always from the same start
+to the same goal, all in this one conversation: when an episode ends, the next begins here, with
+you back at the start. Between episodes, and sometimes during one, some cells of the lake may
+change between ice and hole.
+
+Each turn, call `move` once with direction UP, DOWN, LEFT or RIGHT."""
+)
+#: ``memory=transcript`` with ``memory_tool=true``: the same, and the memory tool as ``notes`` offers it.
+TRANSCRIPT_MEMORY_TOOL = """
+
+You may also call `memory` before you move (up to {max_memory_calls} memory calls per turn; they do
+not use up steps); its /memories directory is kept from one episode to the next. When an episode
+ends you get one more turn to update your memory before the next episode begins.
+
+Recommended format for notes about cells, one line each:
+SAFE at (r,c)
+HOLE at (r,c)"""
+
+#: ``memory=transcript``: heads the first prompt of every episode after the first.
+TRANSCRIPT_EPISODE_START = (
+    "Episode {episode} of {episodes} begins. You are back at the start; the lake may have changed since you "
+    "last saw it."
+)
+#: ``memory=transcript``: the write-back's line about the next episode (the conversation goes on).
+NEXT_EPISODE_TRANSCRIPT = "Episode {episode} starts next, in this same conversation. "
 
 #: Heads the first prompt of every episode.
 EPISODE_START = "Episode {episode} of {episodes} begins."

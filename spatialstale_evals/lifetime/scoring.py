@@ -28,6 +28,7 @@ from inspect_ai.util import store_as
 
 from spatialstale_evals.harness.metrics import named_metric
 from spatialstale_evals.harness.score_counts import COUNTS, metric_counts
+from spatialstale_evals.lifetime.compactions import CompactionLog, compaction_counts
 from spatialstale_evals.lifetime.episode import OUTCOMES, LifetimeState
 from spatialstale_evals.lifetime.measures import CLASSES, balanced
 from spatialstale_evals.lifetime.notes import DEATH_CAUSES, NOTE_KEYS
@@ -218,11 +219,16 @@ def lifelong_scorer(episodes: int):
         records = store_as(LifetimeState).records
         outcomes = ", ".join(f"{r['episode']}: {r['outcome']}" for r in records) or "no episode played"
         counts = score_value(records, episodes)
+        metadata: dict[str, Any] = {"episodes": records}
+        log = store_as(CompactionLog)  # memory=transcript's (none elsewhere: counts as before)
+        if log.records or log.failures:
+            counts |= compaction_counts(log.records, log.failures)
+            metadata["compactions"] = log.records
         return Score(
             value=lifelong_headline(counts),
             answer=outcomes,
             explanation=explanation(records),
-            metadata={"episodes": records, COUNTS: counts},
+            metadata=metadata | {COUNTS: counts},
         )
 
     return score

@@ -29,6 +29,15 @@ The built-in policies (``spatialstale/observer`` and the rest,
 on their route (those that use memory view the notes file first, as in
 ``navigate -T memory_access=tool``), and they end each write-back turn without
 a note.
+
+In one conversation across the lifetime
+(``memory=transcript``) what it sees is every sighting the request still
+holds, from any episode, latest first (so without compaction each acts on its
+latest sighting of every cell, as ``diligent`` does through its notes), and
+when no way is left, on this episode's sightings alone. Asked for a summary
+(Inspect's summary compaction: a request with no tools that ends with its
+summary prompt) every agent answers with every cell it knows, as last seen,
+in the recommended note format, and reads such a summary as notes.
 """
 
 from __future__ import annotations
@@ -54,7 +63,7 @@ from spatialstale_evals.harness.prompts import MOVE_DEATH, template_pattern
 from spatialstale_evals.harness.scripted_turn import NO_NOTES, ScriptedTurn, move
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
 from spatialstale_evals.lifetime.notes import format_notes, parse_notes
-from spatialstale_evals.lifetime.prompts import PAPER_MEMORY_PATH, WRITE_BACK
+from spatialstale_evals.lifetime.prompts import EPISODE_START, PAPER_MEMORY_PATH, WRITE_BACK
 from spatialstale_evals.world.grid import DELTAS, FROZEN, HOLE, UNSEEN, Cell, cheapest_path, first_move
 from spatialstale_evals.world.observation import parse_text_observation
 
@@ -64,6 +73,11 @@ _DEATH = template_pattern(MOVE_DEATH.split("{direction}", 1)[1])
 _NUMBERED = re.compile(r"^\s*\d+\t", re.MULTILINE)
 #: The write-back turn's invitation (the fixed words of ``prompts.WRITE_BACK`` after the outcome).
 _WRITE_BACK = WRITE_BACK.split("{next_episode}", 1)[1].split("{", 1)[0]
+#: An episode's first prompt (``EPISODE_START``, which ``TRANSCRIPT_EPISODE_START`` begins with too).
+_EPISODE = template_pattern(EPISODE_START)
+#: The first words of Inspect's summary prompt and of the summary it keeps (``CompactionSummary``).
+SUMMARY_REQUEST = "tasked with summarizing conversations"
+SUMMARY_HEADER = "[CONTEXT COMPACTION SUMMARY]"
 
 
 def _text(message: ChatMessage) -> str:
@@ -134,9 +148,38 @@ def noted(messages: Sequence[ChatMessage], shape: tuple[int, int]) -> dict[Cell,
     return {cell: (HOLE if made == {"HOLE"} else FROZEN) for cell, made in notes.claims.items() if len(made) == 1}
 
 
+def summarized(messages: Sequence[ChatMessage], shape: tuple[int, int]) -> dict[Cell, str]:
+    """The cells a compaction summary in the conversation claims (the latest summary's), as cell types."""
+    text = next((m.text for m in reversed(messages) if isinstance(m, ChatMessageUser) and SUMMARY_HEADER in m.text), "")
+    notes = parse_notes({"summary": text}, *shape)
+    return {cell: (HOLE if made == {"HOLE"} else FROZEN) for cell, made in notes.claims.items() if len(made) == 1}
+
+
 def believed(messages: Sequence[ChatMessage], shape: tuple[int, int], seen: dict[Cell, str]) -> dict[Cell, str]:
-    """The notes last viewed (as cell types), overwritten by what was seen."""
-    return noted(messages, shape) | seen
+    """The notes last viewed and a compaction summary (as cell types), overwritten by what was seen."""
+    return noted(messages, shape) | summarized(messages, shape) | seen
+
+
+def this_episode(messages: Sequence[ChatMessage]) -> Sequence[ChatMessage]:
+    """The messages from the latest episode's first prompt on (all of them when none is found)."""
+    starts = [i for i, m in enumerate(messages) if isinstance(m, ChatMessageUser) and _EPISODE.search(m.text)]
+    return messages[starts[-1] :] if starts else messages
+
+
+def summary_text(messages: Sequence[ChatMessage]) -> str | None:
+    """The answer to a request for a summary: every cell the conversation
+    shows, as last seen (a summary's and notes' claims beneath), in the note
+    format, then the latest view as it was shown (where the agent is now)."""
+    last = messages[-1] if messages else None
+    if not isinstance(last, ChatMessageUser) or SUMMARY_REQUEST not in last.text:
+        return None
+    found = sightings(messages)
+    if found is None:
+        return "Nothing seen yet."
+    seen, shape, _, _ = found
+    views = (m.text for m in reversed(messages) if isinstance(m, ChatMessageUser | ChatMessageTool))
+    latest = next((text for text in views if SUMMARY_REQUEST not in text and _observed(text) is not None), "")
+    return format_notes(believed(messages, shape, seen)) + "\nWhere I am now:\n" + latest
 
 
 def _rows(cells: dict[Cell, str], shape: tuple[int, int]) -> tuple[str, ...]:
@@ -173,10 +216,11 @@ def _step(
     if found is None:
         return "I cannot read the lake from this prompt."
     seen, shape, agent, goal = found
-    belief = believed(messages, shape, seen) if reads_notes else seen
+    belief = believed(messages, shape, seen) if reads_notes else summarized(messages, shape) | seen
     if trusts_notes:
         belief |= {cell: FROZEN for cell, kind in noted(messages, shape).items() if kind == FROZEN}
-    return "move", {"direction": route(belief, seen, shape, agent, goal)}
+    here = sightings(this_episode(messages))
+    return "move", {"direction": route(belief, here[0] if here else seen, shape, agent, goal)}
 
 
 def _write_back(messages: Sequence[ChatMessage], only_first: bool) -> tuple[str, dict[str, Any]] | str:
@@ -230,7 +274,9 @@ def lifetime_output(policy: str, model: str, messages: list[ChatMessage], tools:
     """The agent's reply to one request, with tokens counted as the scripted
     provider counts every agent's (``harness/tokens.py``)."""
     offered = {t.name for t in tools}
-    choice = LIFETIME_AGENTS[policy].reply(messages, "move" in offered, "memory" in offered)
+    summary = None if offered else summary_text(messages)
+    policy_reply = LIFETIME_AGENTS[policy].reply
+    choice = summary if summary is not None else policy_reply(messages, "move" in offered, "memory" in offered)
     usage_in = count_input_tokens(messages, tools)
     if isinstance(choice, str):
         output, out_text = ModelOutput.from_content(model, choice), choice

@@ -14,7 +14,9 @@ the previous one plus the new turn; K keeps the last K turns), and dropped
 at its end. The memory store is Inspect's per-sample ``MemoryStore``: it
 persists across the episodes of one sample and never crosses samples or
 epochs. Under ``memory=none`` (``arms.py``) the loop is the same without the
-memory tool, its prompt lines and the write-back turn.
+memory tool, its prompt lines and the write-back turn. Under
+``memory=transcript`` the conversation is not dropped: it carries over to the
+next episode (``transcript.Transcript``), compacted by Inspect's strategies.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from spatialstale_evals.lifetime.episode import LifeEpisode, LifetimeState, Memo
 from spatialstale_evals.lifetime.notes import Notes, parse_notes
 from spatialstale_evals.lifetime.records import episode_record, note_audit
 from spatialstale_evals.lifetime.samples import LifetimeSet
+from spatialstale_evals.lifetime.transcript import DEFAULT_THRESHOLD, Transcript, new_compaction_events, strategy_for
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.lifetimes import Lifetime
@@ -75,11 +78,25 @@ class LifelongSettings:
     agent: str = "default"
     max_steps: int | None = None
     memory: str = DEFAULT_MEMORY
+    #: ``memory=transcript`` only: the memory tool offered too, and how the conversation is compacted.
+    memory_tool: bool = False
+    compaction: str = "none"
+    compaction_threshold: int = DEFAULT_THRESHOLD
 
     @property
     def arm(self) -> MemoryArm:
         """What carries over between episodes (``arms.MEMORY_ARMS``)."""
         return MEMORY_ARMS[self.memory]
+
+    @property
+    def tool(self) -> bool:
+        """Whether the memory tool is offered (and so the write-back turn played)."""
+        return self.arm.tool or self.memory_tool
+
+    def system_text(self) -> str:
+        """The system prompt: the arm's, with the memory tool's paragraph when ``memory_tool`` adds it."""
+        extra = prompts.TRANSCRIPT_MEMORY_TOOL if self.memory_tool and not self.arm.tool else ""
+        return (self.arm.system + extra).format(episodes=self.episodes, max_memory_calls=self.max_memory_calls)
 
 
 def paper_memory(instance: Instance) -> str:
@@ -150,6 +167,8 @@ class Conversation:
     episode: LifeEpisode
     system: ChatMessage
     turns: list[list[ChatMessage]]
+    #: The lifetime's conversation under ``memory=transcript`` (None: this episode's alone).
+    lifetime: Transcript | None = None
 
     def request(self, current: list[ChatMessage]) -> list[ChatMessage]:
         """The system message, the kept turns, the turn under way."""
@@ -160,9 +179,14 @@ class Conversation:
     async def generate(self, current: list[ChatMessage], tools: list[Any]) -> ChatMessageAssistant:
         """The model's reply (an empty one, so a fallback step, when its output has no choice).
         Calls and tokens are counted from the transcript (``count_model_events``)."""
+        sent = self.request(current)
+        if self.lifetime is not None:
+            sent = await self.lifetime.input(sent, current, tools)
         output: ModelOutput = await self.model.generate(
-            self.request(current), tools=tools, tool_choice="auto", config=GenerateConfig(parallel_tool_calls=False)
+            sent, tools=tools, tool_choice="auto", config=GenerateConfig(parallel_tool_calls=False)
         )
+        if self.lifetime is not None:
+            await self.lifetime.record(sent, output)
         return loggable_output(output).message  # an empty reply (a fallback step) when it has no choice
 
     async def run_memory(self, calls: list[ToolCall], used: int, limit: str) -> tuple[list[ChatMessage], int, bool]:
@@ -199,7 +223,9 @@ class Conversation:
         ep, s = self.episode, self.settings
         parts: list[Any] = []
         if first:
-            parts.append(ContentText(text=prompts.EPISODE_START.format(episode=ep.index, episodes=s.episodes)))
+            later = s.arm.carries_conversation and ep.index > 1
+            header = prompts.TRANSCRIPT_EPISODE_START if later else prompts.EPISODE_START
+            parts.append(ContentText(text=header.format(episode=ep.index, episodes=s.episodes)))
         if s.view_radius is not None:
             unseen = observation("text").unseen
             parts.append(ContentText(text=shared.NAVIGATE_PARTIAL.format(radius=s.view_radius, unseen=unseen)))
@@ -218,14 +244,14 @@ class Conversation:
         ep.observe()
         current: list[ChatMessage] = [self.step_prompt(first)]
         used = 0
-        tools = [MOVE_TOOL, self.memory] if self.settings.arm.tool else [MOVE_TOOL]
+        tools = [MOVE_TOOL, self.memory] if self.settings.tool else [MOVE_TOOL]
         try:
             while True:
                 reply = await self.generate(current, tools)
                 current.append(reply)
                 calls = list(reply.tool_calls or [])
                 # without the memory tool a memory call is a call of an unknown tool (the fallback step)
-                offered = self.settings.arm.tool
+                offered = self.settings.tool
                 mem = [c for c in calls if c.function == "memory" and offered]
                 others = [c for c in calls if c.function != "memory" or not offered]
                 answers, used, refused = await self.run_memory(mem, used, prompts.MEMORY_LIMIT)
@@ -240,7 +266,8 @@ class Conversation:
     async def write_back(self) -> None:
         """The turn after the episode: its outcome, and only the memory tool."""
         ep, s = self.episode, self.settings
-        after = prompts.NEXT_EPISODE.format(episode=ep.index + 1) if ep.index < s.episodes else prompts.LAST_EPISODE
+        following = prompts.NEXT_EPISODE_TRANSCRIPT if s.arm.carries_conversation else prompts.NEXT_EPISODE
+        after = following.format(episode=ep.index + 1) if ep.index < s.episodes else prompts.LAST_EPISODE
         text = prompts.WRITE_BACK.format(
             episode=ep.index, episodes=s.episodes, outcome=ep.outcome, steps=ep.env.steps, next_episode=after,
             max_memory_calls=s.max_memory_calls,
@@ -281,9 +308,11 @@ def count_model_events(episode: LifeEpisode, start: int) -> None:
 async def play_episode(
     life: Lifetime, instance: Instance, k: int, settings: LifelongSettings, memory_tool: Tool, model: Model,
     messages: list[ChatMessage], factory: AgentFactory | None = None, notes: NotesReader = memory_files,
+    lifetime: Transcript | None = None,
 ) -> None:  # fmt: skip
     """Episode ``k``: notes scored at its start, the steps, the write-back, its record
-    (the notes read by ``notes``: the memory stores, or an agent's own reader)."""
+    (the notes read by ``notes``: the memory stores, or an agent's own reader);
+    under ``memory=transcript`` in the ``lifetime``'s conversation."""
     state = store_as(LifetimeState)
     first_event = transcript().history.event_count
     world = life.episodes[k - 1]
@@ -298,10 +327,14 @@ async def play_episode(
     ever_seen = {(r, c) for r, c in state.ever_seen}
     last_seen = {(r, c): kind for r, c, kind in state.last_seen}
     transcript().info(note_audit(start_notes, world.grid, ever_seen, k), source=f"notes at the start of episode {k}")
-    system = ChatMessageSystem(
-        content=settings.arm.system.format(episodes=settings.episodes, max_memory_calls=settings.max_memory_calls)
-    )
-    talk = Conversation(model, memory_tool, settings, episode, system, [])
+    system = lifetime.system if lifetime is not None else ChatMessageSystem(content=settings.system_text())
+    talk = Conversation(model, memory_tool, settings, episode, system, [], lifetime)
+    if lifetime is not None:
+        talk.turns = lifetime.turns
+        lifetime.episode_start = len(lifetime.turns)
+        if lifetime.strategy is not None:
+            lifetime.strategy.moment = lambda: (episode.grid, last_seen | episode.sightings,
+                                                {"episode": k, "step": episode.env.steps})  # fmt: skip
     try:
         if factory is None and settings.agent == "default":
             first = True
@@ -310,13 +343,17 @@ async def play_episode(
                 first = False
         else:  # an Inspect agent plays the episode with the two tools (lifetime/agents.py)
             episode.observe()
-            make = factory or react_factory(episode, settings.max_memory_calls)
-            tools = [move_tool(episode), memory_tool] if settings.arm.tool else [move_tool(episode)]
-            played = await run_agent(make(tools), episode, [system, talk.step_prompt(True)], settings.max_memory_calls)
-            talk.turns.append(played[1:])
+            strategy = lifetime.strategy if lifetime is not None else None
+            make = factory or react_factory(episode, settings.max_memory_calls, strategy)
+            tools = [move_tool(episode), memory_tool] if settings.tool else [move_tool(episode)]
+            prior = talk.request([])
+            played = await run_agent(make(tools), episode, [*prior, talk.step_prompt(True)], settings.max_memory_calls)
+            talk.turns.append(played[len(prior) :])
+            if strategy is not None:  # react's compactions, scored once its run is over
+                strategy.finish(new_compaction_events(first_event))
             replies = [m for m in played if isinstance(m, ChatMessageAssistant)]
             episode.memory_calls += sum(c.function == "memory" for m in replies for c in m.tool_calls or [])
-        if settings.arm.write_back:
+        if settings.tool:
             await talk.write_back()
     finally:
         count_model_events(episode, first_event)
@@ -326,7 +363,8 @@ async def play_episode(
         state.ever_seen = sorted([list(c) for c in ever_seen | set(episode.sightings)])
         state.last_seen = [[r, c, kind] for (r, c), kind in sorted((last_seen | episode.sightings).items())]
         state.tokens += episode.tokens
-        messages.extend([system, *(m for turn in talk.turns for m in turn)])
+        new_turns = talk.turns[lifetime.episode_start :] if lifetime is not None else talk.turns
+        messages.extend([*([system] if lifetime is None or k == 1 else []), *(m for turn in new_turns for m in turn)])
 
 
 @solver
@@ -356,8 +394,12 @@ def lifelong_loop(
         memory_tool = bounded_memory()
         model = get_model()
         state.messages = []
+        lifetime = None
+        if settings.arm.carries_conversation:
+            strategy = strategy_for(settings.compaction, settings.compaction_threshold, lambda: ({}, {}, {}))
+            lifetime = Transcript(ChatMessageSystem(content=settings.system_text()), strategy=strategy)
         for k in range(1, settings.episodes + 1):
-            await play_episode(life, instance, k, settings, memory_tool, model, state.messages, agent, read)
+            await play_episode(life, instance, k, settings, memory_tool, model, state.messages, agent, read, lifetime)
         records = store_as(LifetimeState).records
         record_replacements(state.metadata)
         state.output.completion = ", ".join(f"{r['episode']}: {r['outcome']}" for r in records)

@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 
 from spatialstale_evals.harness.score_counts import counts_of
+from spatialstale_evals.lifetime.architecture import architecture_of, architecture_tables, keeps_notes
 from spatialstale_evals.lifetime.gain import memory_gain_table, memory_of, spl_terms
 from spatialstale_evals.lifetime.notes import DEATH_CAUSES
 from spatialstale_evals.lifetime.scoring import pooled_ratio, ratio, totals
@@ -79,7 +80,7 @@ def acted_on_counts(metadata: Mapping[str, Any]) -> dict[str, float]:
 def lifetime_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The report's lifelong tables (module docstring): ``spl_by_episode``,
     ``success_by_episode``, ``note_balanced_by_episode``, ``summary``,
-    ``deaths_by_cause``, ``memory_gain``."""
+    ``deaths_by_cause``, ``memory_gain``, ``architectures``, ``architecture_tests`` (``architecture.py``)."""
     keys = [g for g in GROUPS if g in records.columns]
     groups = records.groupby(keys, dropna=False, sort=True) if keys else [((), records)]
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in (*BY_EPISODE, "summary", "deaths")}
@@ -104,6 +105,7 @@ def lifetime_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
         "summary": table("summary"),
         "deaths_by_cause": table("deaths"),
         "memory_gain": memory_gain_table(records),
+        **architecture_tables(records),
     }
 
 
@@ -156,6 +158,8 @@ def records_from_logs(paths: Sequence[str]) -> pd.DataFrame:
                     {
                         "model": log.eval.model,
                         "memory": memory_of(args),
+                        "architecture": architecture_of(args),
+                        "keeps_notes": keeps_notes(args),
                         "regime": args.get("regime", "L2"),
                         "instance_id": str(sample.id),
                         "value": value,

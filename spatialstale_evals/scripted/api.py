@@ -179,6 +179,11 @@ class ScriptedAPI(ModelAPI):
     def max_connections(self) -> int:
         return 64
 
+    async def count_tokens(self, input: str | list[ChatMessage], config: GenerateConfig | None = None) -> int:
+        """Tokens as this provider's usage counts them (``harness/tokens.py``), so
+        Inspect's compaction handler counts a request as its usage reports it."""
+        return count_text_tokens(input) if isinstance(input, str) else count_input_tokens(input, [])
+
     async def generate(
         self,
         input: list[ChatMessage],
