@@ -18,8 +18,10 @@ from spatialstale_evals.harness.task_body import family_task
 from spatialstale_evals.lifetime.agents import AgentFactory
 from spatialstale_evals.lifetime.agents import until_episode_over as until_episode_over  # the docs' idiom
 from spatialstale_evals.lifetime.arms import DEFAULT_MEMORY, MEMORY_ARMS, MemoryName
+from spatialstale_evals.lifetime.provenance import PROVENANCE_MEMORIES, PROVENANCES, ProvenanceName
 from spatialstale_evals.lifetime.samples import LifetimeSet
 from spatialstale_evals.lifetime.scoring import lifelong_scorer
+from spatialstale_evals.lifetime.shared import SCOUT_ACCESS, ScoutAccess
 from spatialstale_evals.lifetime.solver import LifelongSettings, lifelong_loop
 from spatialstale_evals.metadata import task_version
 from spatialstale_evals.world.lifetimes import MAX_EPISODES
@@ -37,6 +39,7 @@ AgentName = Literal["default", "react"]
 def check_args(
     regime: str, episodes: int, view_radius: int | None, history: int | None, max_memory_calls: int,
     initial_memory: str, agent: str, max_steps: int | None, epochs: int, memory: str = DEFAULT_MEMORY,
+    provenance: str = "none", scout_access: str = "readwrite",
 ) -> None:  # fmt: skip
     """Every check on the parameters, before any model call."""
     check_choice("regime", regime, REGIMES)
@@ -55,6 +58,12 @@ def check_args(
     check_choice("memory", memory, tuple(MEMORY_ARMS))
     if initial_memory != "empty" and not MEMORY_ARMS[memory].tool:
         raise ValueError(f"initial_memory={initial_memory} needs a memory to start from; memory={memory} has none")
+    check_choice("provenance", provenance, PROVENANCES)
+    if provenance != PROVENANCES[0] and memory not in PROVENANCE_MEMORIES:
+        raise ValueError(f"provenance={provenance} stamps notes; memory={memory} has none (use notes or shared)")
+    check_choice("scout_access", scout_access, SCOUT_ACCESS)
+    if scout_access != SCOUT_ACCESS[0] and memory != "shared":
+        raise ValueError(f"scout_access={scout_access} is the second agent's; memory={memory} has one agent")
     if max_steps is not None:
         check_positive_int("max_steps", max_steps)
     check_positive_int("epochs", epochs)
@@ -70,6 +79,8 @@ def lifelong(
     initial_memory: InitialMemory = "empty",
     agent: AgentName = "default",
     memory: MemoryName = DEFAULT_MEMORY,
+    provenance: ProvenanceName = "none",
+    scout_access: ScoutAccess = "readwrite",
     dataset: str | None = None,
     max_steps: int | None = None,
     epochs: int = 1,
@@ -107,7 +118,19 @@ def lifelong(
         memory: What carries over between episodes: ``notes`` (default) the
             memory tool's ``/memories``, with a write-back turn after each
             episode; ``none`` nothing: no memory tool, no word of notes in any
-            prompt, no write-back (the no-memory baseline for any model).
+            prompt, no write-back (the no-memory baseline for any model);
+            ``shared`` two agents in turns, one ``/memories``: the ``walker``
+            (the task's model) plays the odd episodes, the ``scout``
+            (``--model-role scout=<model>``, default the task's model) the even
+            ones; the runtime records who wrote every line (docs/tasks.md).
+        provenance: What the agent is shown of its notes (``notes`` or
+            ``shared``): ``none`` (default) the files as written; ``stamped``
+            each claim line of a viewed file with the episode that last wrote
+            it, labelled asserted, and the step prompt's view labelled verified
+            now; ``resolved`` also the notes the current view contradicts,
+            labelled so with the cell's state now. The files are unchanged.
+        scout_access: The scout's access to ``/memories`` under ``memory=shared``:
+            ``readwrite`` (default) or ``readonly`` (its writes refused, counted).
         dataset: Dataset folder made by ``spatialstale datasets generate`` (its
             ``lifelong/`` sub-folder); default the canonical set shipped in the package.
         max_steps: Step budget per episode; default the lifetime's (50 on 8x8).
@@ -115,8 +138,9 @@ def lifelong(
     """
     reject_unknown(lifelong, unknown)
     check_args(
-        regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, max_steps, epochs, memory
-    )
+        regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, max_steps, epochs, memory,
+        provenance, scout_access,
+    )  # fmt: skip
     lives = LifetimeSet.load(dataset, regime, episodes)
     first = next(iter(lives.lives.values()))
     if covers_grid(first.height, first.width, view_radius):
@@ -130,6 +154,9 @@ def lifelong(
         "agent": agent,
         "max_steps": max_steps or first.max_steps,
         "memory": memory,
+        # the runtime's settings, only when set (the default task's samples stay byte-identical)
+        **({"provenance": provenance} if provenance != PROVENANCES[0] else {}),
+        **({"scout_access": scout_access} if memory == "shared" else {}),
     }
     settings = LifelongSettings(
         episodes=episodes,
@@ -140,6 +167,8 @@ def lifelong(
         max_steps=max_steps,
         agent=agent,
         memory=memory,
+        provenance=provenance,
+        scout_access=scout_access,
     )
     return family_task(
         "lifelong",
@@ -162,6 +191,9 @@ def lifelong_with_agent(agent: AgentFactory, **args: Any) -> Task:
         raise ValueError(f"history={args['history']} is kept by the default loop only; your agent keeps its context")
     base = lifelong(**args)
     meta = base.metadata or {}
-    settings = LifelongSettings(**{f.name: meta[f.name] for f in fields(LifelongSettings) if f.name != "agent"})
+    # a setting the metadata leaves out (the runtime's, at their defaults) keeps its default
+    settings = LifelongSettings(
+        **{f.name: meta[f.name] for f in fields(LifelongSettings) if f.name in meta and f.name != "agent"}
+    )
     lives = LifetimeSet.load(args.get("dataset"), str(meta["regime"]), settings.episodes)
     return task_with(base, solver=lifelong_loop(lives, settings, agent), metadata=meta | {"agent": "custom"})

@@ -12,7 +12,10 @@ store shared between lifetimes):
 - ``none``: nothing carries over: no memory tool is offered, no prompt
   mentions notes or memory, there is no write-back turn. The same lifetimes
   otherwise: the no-memory baseline for any model, against which the
-  report's memory gain of an arm is measured.
+  report's memory gain of an arm is measured;
+- ``shared``: two agents take the episodes in turns (the walker, the task's
+  model, and the scout, the model role ``scout``), both with the memory tool
+  on one ``/memories``; the runtime keeps who wrote what (``shared.py``).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Literal, get_args
 from spatialstale_evals.lifetime import prompts
 
 #: The values of the task's ``memory`` parameter (the keys of ``MEMORY_ARMS``, in order).
-MemoryName = Literal["notes", "none"]
+MemoryName = Literal["notes", "none", "shared"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,8 @@ MEMORY_ARMS: dict[str, MemoryArm] = {
     for arm in (
         MemoryArm("notes", True, prompts.LIFELONG_SYSTEM, "the memory tool, its /memories kept across episodes"),
         MemoryArm("none", False, prompts.LIFELONG_SYSTEM_NO_MEMORY, "nothing kept between episodes, no memory tool"),
+        MemoryArm("shared", True, prompts.LIFELONG_SYSTEM_SHARED,
+                  "two agents (walker, scout) in turns, one /memories written by both (lifetime/shared.py)"),
     )
 }
 #: The task's default ``memory`` (the first arm): its signature, its settings and the report's pairing read it here.

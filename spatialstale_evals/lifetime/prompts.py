@@ -10,7 +10,9 @@ The lake's rules, the observation, the step line and the ``move`` tool's
 answers are the navigate task's (``harness/prompts.py``), so the two tasks
 describe one world in one set of words. Under ``memory=none`` the system prompt
 is ``LIFELONG_SYSTEM_NO_MEMORY``: the same words without the memory tool, the
-notes or the write-back turn (version 1.1 added it). Changing any text here changes what
+notes or the write-back turn (version 1.1 added it); under ``memory=shared`` it is
+``LIFELONG_SYSTEM_SHARED`` (version 1.2 added it, with ``SCOUT_READ_ONLY`` and the
+provenance labels of ``provenance.py``). Changing any text here changes what
 models see: bump ``PROMPT_VERSION`` (recorded in every sample's metadata).
 """
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from spatialstale_evals.harness.prompts import NAVIGATE_RULES
 
-PROMPT_VERSION = "1.1"
+PROMPT_VERSION = "1.2"
 
 #: The memory file ``initial_memory="paper"`` writes the instance's entries to.
 PAPER_MEMORY_PATH = "/memories/lake.md"
@@ -55,6 +57,29 @@ between ice and hole.
 
 Each turn, call `move` once with direction UP, DOWN, LEFT or RIGHT."""
 )
+
+#: ``memory=shared``: the notes' words, with the episodes taken in turns by two agents sharing /memories.
+LIFELONG_SYSTEM_SHARED = (
+    NAVIGATE_RULES
+    + """
+
+You and another agent take turns playing {episodes} episodes on this same lake, one after another,
+always from the same start to the same goal. Each episode starts a new conversation: you will not
+remember anything from an earlier episode except what is saved with the `memory` tool, whose
+/memories directory is kept from one episode to the next and shared with the other agent, who
+reads and writes the same files. Between episodes, and sometimes during one, some cells of the lake
+may change between ice and hole.
+
+Each turn, call `move` once with direction UP, DOWN, LEFT or RIGHT. You may call `memory` before
+you move (up to {max_memory_calls} memory calls per turn; they do not use up steps). When an episode
+ends you get one more turn to update your memory before the next episode begins.
+
+Recommended format for notes about cells, one line each:
+SAFE at (r,c)
+HOLE at (r,c)"""
+)
+#: Added to the scout's system prompt under ``scout_access=readonly``.
+SCOUT_READ_ONLY = "\n\nYour access to /memories is read-only: you can view the notes but not change them."
 
 #: Heads the first prompt of every episode.
 EPISODE_START = "Episode {episode} of {episodes} begins."
