@@ -13,7 +13,7 @@ from typing import Any, Literal
 from inspect_ai import Task, task, task_with
 
 from spatialstale_evals.harness.memory_quota import MAX_MEMORY_CALLS
-from spatialstale_evals.harness.params import check_choice, check_positive_int, reject_unknown
+from spatialstale_evals.harness.params import NotApplicable, check_choice, check_positive_int, reject_unknown
 from spatialstale_evals.harness.task_body import family_task
 from spatialstale_evals.lifetime.agents import AgentFactory
 from spatialstale_evals.lifetime.agents import until_episode_over as until_episode_over  # the docs' idiom
@@ -60,10 +60,10 @@ def check_args(
         raise ValueError(f"initial_memory={initial_memory} needs a memory to start from; memory={memory} has none")
     check_choice("provenance", provenance, PROVENANCES)
     if provenance != PROVENANCES[0] and memory not in PROVENANCE_MEMORIES:
-        raise ValueError(f"provenance={provenance} stamps notes; memory={memory} has none (use notes or shared)")
+        raise NotApplicable(f"provenance={provenance} stamps notes; memory={memory} has none (use notes or shared)")
     check_choice("scout_access", scout_access, SCOUT_ACCESS)
     if scout_access != SCOUT_ACCESS[0] and memory != "shared":
-        raise ValueError(f"scout_access={scout_access} is the second agent's; memory={memory} has one agent")
+        raise NotApplicable(f"scout_access={scout_access} is the second agent's; memory={memory} has one agent")
     if max_steps is not None:
         check_positive_int("max_steps", max_steps)
     check_positive_int("epochs", epochs)
