@@ -29,6 +29,8 @@ RUNS: dict[str, list[str]] = {
                 "--samples-per-connection", "1", "--only", "navigate"],  # fmt: skip
     "matrix_time": ["--log-dir", "{tmp}/logs", "--", "--tasks", "detect", "--seeds", "1", "--epochs", "1"],
     "example_report": ["--out", "{tmp}/report", "--seeds", "1", "--epochs", "1"],
+    "lifelong_shared": ["--regimes", "L1", "--lifetimes", "1", "--episodes", "2", "--runs",
+                        "shared diligent->write_once", "--log-dir", "{tmp}/logs"],  # fmt: skip
 }
 #: Columns a smallest run leaves blank because they are undefined there, not broken, and why.
 UNDEFINED: dict[str, set[str]] = {

@@ -188,3 +188,33 @@ def shared_counts(record: Mapping[str, Any]) -> dict[str, float]:
     for writer, prop in shared["propagation"].items():
         counts |= {f"prop_{writer}_{shared['author']}_{k}": float(v) for k, v in prop.items()}
     return counts
+
+
+def propagation_rows(records: Any) -> Any:
+    """The trust-gap view's rows of ``memory=shared`` runs (``tables.hazard_rows``
+    beside them): per group (model, config, regime ...) and (writer, reader)
+    pair, the sample counts' propagation counts pooled (``prop_<writer>_<reader>_*``),
+    and ``acted_on_rate``, acted on / stale read (NaN with none)."""
+    import pandas as pd
+
+    from spatialstale_evals.lifetime.scoring import ratio, totals
+    from spatialstale_evals.lifetime.tables import GROUPS, _value
+
+    if records is None or records.empty:
+        return pd.DataFrame()
+    keys = [g for g in GROUPS if g in records.columns]
+    groups = records.groupby(keys, dropna=False, sort=True) if keys else [((), records)]
+    rows = []
+    for key, frame in groups:
+        summed = totals(_value(v) for v in frame["value"] if v is not None)
+        label = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        for writer in WRITERS:
+            for reader in AUTHORS:
+                prefix = f"prop_{writer}_{reader}_"
+                if not any(k.startswith(prefix) for k in summed):
+                    continue
+                counts = {k: summed.get(prefix + k, 0.0) for k in PROPAGATION_KEYS}
+                rows.append(label | {"writer": writer, "reader": reader, "samples": len(frame),
+                                     "episodes": summed.get("played", 0.0), **counts,
+                                     "acted_on_rate": ratio(counts["acted_on"], counts["stale_read"])})  # fmt: skip
+    return pd.DataFrame(rows)
