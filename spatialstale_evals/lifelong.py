@@ -7,13 +7,19 @@ true when the lake changes under them?
 
 from __future__ import annotations
 
-from dataclasses import fields
+import inspect
 from typing import Any, Literal
 
 from inspect_ai import Task, task, task_with
 
 from spatialstale_evals.harness.memory_quota import MAX_MEMORY_CALLS
-from spatialstale_evals.harness.params import NotApplicable, check_choice, check_positive_int, reject_unknown
+from spatialstale_evals.harness.params import (
+    NotApplicable,
+    check_choice,
+    check_positive_int,
+    parameters,
+    reject_unknown,
+)
 from spatialstale_evals.harness.task_body import family_task
 from spatialstale_evals.lifetime.agents import AgentFactory
 from spatialstale_evals.lifetime.agents import until_episode_over as until_episode_over  # the docs' idiom
@@ -22,7 +28,7 @@ from spatialstale_evals.lifetime.provenance import PROVENANCE_MEMORIES, PROVENAN
 from spatialstale_evals.lifetime.samples import LifetimeSet
 from spatialstale_evals.lifetime.scoring import lifelong_scorer
 from spatialstale_evals.lifetime.shared import SCOUT_ACCESS, ScoutAccess
-from spatialstale_evals.lifetime.solver import LifelongSettings, lifelong_loop
+from spatialstale_evals.lifetime.solver import LifelongSettings, NotesReader, lifelong_loop
 from spatialstale_evals.metadata import task_version
 from spatialstale_evals.world.lifetimes import MAX_EPISODES
 from spatialstale_evals.world.observation import covers_grid
@@ -39,9 +45,10 @@ AgentName = Literal["default", "react"]
 def check_args(
     regime: str, episodes: int, view_radius: int | None, history: int | None, max_memory_calls: int,
     initial_memory: str, agent: str, max_steps: int | None, epochs: int, memory: str = DEFAULT_MEMORY,
-    provenance: str = "none", scout_access: str = "readwrite",
+    notes_reader: bool = False, provenance: str = "none", scout_access: str = "readwrite",
 ) -> None:  # fmt: skip
-    """Every check on the parameters, before any model call."""
+    """Every check on the parameters, before any model call (``notes_reader``:
+    an agent's own notes reader was given, which ``memory=own`` needs)."""
     check_choice("regime", regime, REGIMES)
     check_positive_int("episodes", episodes)
     if episodes > MAX_EPISODES:
@@ -56,6 +63,11 @@ def check_args(
     check_choice("initial_memory", initial_memory, ("empty", "paper"))
     check_choice("agent", agent, ("default", "react"))
     check_choice("memory", memory, tuple(MEMORY_ARMS))
+    if (MEMORY_ARMS[memory].notes_from == "agent") != notes_reader:
+        raise ValueError(
+            f"memory={memory} with{'' if notes_reader else 'out'} a notes reader: the agent's own memory "
+            "(memory=own) is read by the reader given to lifelong_with_agent(agent, notes=...), and only then"
+        )
     if initial_memory != "empty" and not MEMORY_ARMS[memory].tool:
         raise ValueError(f"initial_memory={initial_memory} needs a memory to start from; memory={memory} has none")
     check_choice("provenance", provenance, PROVENANCES)
@@ -122,7 +134,9 @@ def lifelong(
             ``shared`` two agents in turns, one ``/memories``: the ``walker``
             (the task's model) plays the odd episodes, the ``scout``
             (``--model-role scout=<model>``, default the task's model) the even
-            ones; the runtime records who wrote every line (docs/tasks.md).
+            ones; the runtime records who wrote every line (docs/lifelong.md);
+            ``own`` the agent's own memory system, read where it keeps it
+            (``lifelong_with_agent(agent, notes=...)`` only).
         provenance: What the agent is shown of its notes (``notes`` or
             ``shared``): ``none`` (default) the files as written; ``stamped``
             each claim line of a viewed file with the episode that last wrote
@@ -137,9 +151,23 @@ def lifelong(
         epochs: Runs of each lifetime; each starts with its own empty memory.
     """
     reject_unknown(lifelong, unknown)
+    return _lifelong(
+        regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, memory, dataset, max_steps,
+        epochs, provenance=provenance, scout_access=scout_access,
+    )  # fmt: skip
+
+
+def _lifelong(
+    regime: str, episodes: int, view_radius: int | None, history: int | None, max_memory_calls: int,
+    initial_memory: str, agent: str, memory: str, dataset: str | None, max_steps: int | None, epochs: int,
+    factory: AgentFactory | None = None, notes: NotesReader | None = None, provenance: str = "none",
+    scout_access: str = "readwrite",
+) -> Task:  # fmt: skip
+    """The task of ``lifelong``'s parameters, played by ``factory``'s agents
+    if given, its notes read by ``notes`` if given (``memory=own``)."""
     check_args(
         regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, max_steps, epochs, memory,
-        provenance, scout_access,
+        notes is not None, provenance, scout_access,
     )  # fmt: skip
     lives = LifetimeSet.load(dataset, regime, episodes)
     first = next(iter(lives.lives.values()))
@@ -174,26 +202,28 @@ def lifelong(
         "lifelong",
         {"regime": regime, **params, **lives.sha256},
         dataset=lives.samples(params),
-        solver=lifelong_loop(lives, settings),
+        solver=lifelong_loop(lives, settings, factory, notes),
         scorer=lifelong_scorer(episodes),
         epochs=epochs,
     )
 
 
-def lifelong_with_agent(agent: AgentFactory, **args: Any) -> Task:
+def lifelong_with_agent(agent: AgentFactory, notes: NotesReader | None = None, **args: Any) -> Task:
     """The ``lifelong`` task (``args`` are its parameters but ``history``, which
     only the default loop keeps) with your own per-episode agent:
     ``agent(tools)`` gets the episode's ``move`` tool (and ``memory`` under
     ``memory=notes``) and returns an Inspect ``Agent``; ``until_episode_over``
     is the ``on_continue`` that stops a ``react()`` at the episode's end
-    (docs/lifelong.md)."""
+    (docs/lifelong.md). An agent with a memory system of its own plays
+    ``memory="own"`` and gives ``notes``, a function that returns its notes
+    as they are now (path -> text), called inside the sample at every
+    episode start and end."""
     if args.get("history") is not None:
         raise ValueError(f"history={args['history']} is kept by the default loop only; your agent keeps its context")
-    base = lifelong(**args)
-    meta = base.metadata or {}
-    # a setting the metadata leaves out (the runtime's, at their defaults) keeps its default
-    settings = LifelongSettings(
-        **{f.name: meta[f.name] for f in fields(LifelongSettings) if f.name in meta and f.name != "agent"}
-    )
-    lives = LifetimeSet.load(args.get("dataset"), str(meta["regime"]), settings.episodes)
-    return task_with(base, solver=lifelong_loop(lives, settings, agent), metadata=meta | {"agent": "custom"})
+    known = set(parameters(lifelong))
+    reject_unknown(lifelong, {k: v for k, v in args.items() if k not in known})
+    bound = inspect.signature(inspect.unwrap(lifelong)).bind(**args)
+    bound.apply_defaults()
+    given = {k: v for k, v in bound.arguments.items() if k in known}
+    base = _lifelong(**given, factory=agent, notes=notes)
+    return task_with(base, metadata=(base.metadata or {}) | {"agent": "custom"})

@@ -15,7 +15,14 @@ store shared between lifetimes):
   report's memory gain of an arm is measured;
 - ``shared``: two agents take the episodes in turns (the walker, the task's
   model, and the scout, the model role ``scout``), both with the memory tool
-  on one ``/memories``; the runtime keeps who wrote what (``shared.py``).
+  on one ``/memories``; the runtime keeps who wrote what (``shared.py``);
+- ``own``: the agent brings its own memory system (an Agents SDK agent
+  keeping a ``MEMORY.md``, a vector store, anything): the harness offers no
+  memory tool and plays no write-back turn, and reads the notes where the
+  agent keeps them, through the reader given to ``lifelong_with_agent(...,
+  notes=...)`` (so this arm exists only there: the command line refuses it).
+  The system prompt is ``none``'s; the agent's own instructions tell it of
+  its memory.
 """
 
 from __future__ import annotations
@@ -26,19 +33,22 @@ from typing import Literal, get_args
 from spatialstale_evals.lifetime import prompts
 
 #: The values of the task's ``memory`` parameter (the keys of ``MEMORY_ARMS``, in order).
-MemoryName = Literal["notes", "none", "shared"]
+MemoryName = Literal["notes", "none", "shared", "own"]
 
 
 @dataclass(frozen=True)
 class MemoryArm:
     """One value of ``memory``: whether the memory tool is offered (and so the
-    write-back turn played) and the system prompt's template (``{episodes}``,
-    ``{max_memory_calls}``)."""
+    write-back turn played), the system prompt's template (``{episodes}``,
+    ``{max_memory_calls}``), and where the harness reads the notes: ``store``,
+    every memory store instance of the sample; ``agent``, the agent's own
+    reader (``lifelong_with_agent(..., notes=...)``)."""
 
     name: str
     tool: bool
     system: str
     summary: str
+    notes_from: Literal["store", "agent"] = "store"
 
     @property
     def write_back(self) -> bool:
@@ -51,8 +61,14 @@ MEMORY_ARMS: dict[str, MemoryArm] = {
     for arm in (
         MemoryArm("notes", True, prompts.LIFELONG_SYSTEM, "the memory tool, its /memories kept across episodes"),
         MemoryArm("none", False, prompts.LIFELONG_SYSTEM_NO_MEMORY, "nothing kept between episodes, no memory tool"),
-        MemoryArm("shared", True, prompts.LIFELONG_SYSTEM_SHARED,
-                  "two agents (walker, scout) in turns, one /memories written by both (lifetime/shared.py)"),
+        MemoryArm(
+            "shared", True, prompts.LIFELONG_SYSTEM_SHARED,
+            "two agents (walker, scout) in turns, one /memories written by both (lifetime/shared.py)",
+        ),  # fmt: skip
+        MemoryArm(
+            "own", False, prompts.LIFELONG_SYSTEM_NO_MEMORY,
+            "the agent's own memory system, its notes read where it keeps them (lifelong_with_agent only)", "agent",
+        ),  # fmt: skip
     )
 }
 #: The task's default ``memory`` (the first arm): its signature, its settings and the report's pairing read it here.

@@ -20,6 +20,7 @@ memory tool, its prompt lines and the write-back turn.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,6 +107,23 @@ def paper_memory(instance: Instance) -> str:
 #: (the default instance), ``MemoryStore:<instance>:files`` (a named one, or
 #: ``@<scope>`` under Inspect's ``tool_state_scope``), as ``StoreModel`` names them.
 _STORE_FILES = re.compile(rf"^{MemoryStore.__name__}:(?:(?P<instance>.+):)?files$")
+
+
+#: Reads an agent's notes as they are now, inside its sample: path -> text.
+NotesReader = Callable[[], dict[str, str]]
+
+
+def own_notes(reader: NotesReader) -> NotesReader:
+    """An agent's own reader, its answer held to ``path -> text`` (a reader
+    that returns something else is the caller's error, said plainly)."""
+
+    def read() -> dict[str, str]:
+        files = reader()
+        if not isinstance(files, Mapping):
+            raise TypeError(f"the notes reader must return a mapping path -> text; it returned {type(files).__name__}")
+        return {str(path): str(text) for path, text in files.items()}
+
+    return read
 
 
 def memory_files() -> dict[str, str]:
@@ -296,10 +314,12 @@ def count_model_events(episode: LifeEpisode, start: int) -> None:
 
 async def play_episode(
     life: Lifetime, instance: Instance, k: int, settings: LifelongSettings, memory_tool: Tool, model: Model,
-    messages: list[ChatMessage], factory: AgentFactory | None = None, session: Session | None = None,
+    messages: list[ChatMessage], factory: AgentFactory | None = None, notes: NotesReader = memory_files,
+    session: Session | None = None,
 ) -> None:  # fmt: skip
     """Episode ``k``: notes scored at its start, the steps, the write-back, its record
-    (``session``: the runtime's provenance, under ``settings.runtime``)."""
+    (the notes read by ``notes``: the memory stores, or an agent's own reader;
+    ``session``: the runtime's provenance, under ``settings.runtime``)."""
     state = store_as(LifetimeState)
     first_event = transcript().history.event_count
     world = life.episodes[k - 1]
@@ -307,7 +327,7 @@ async def play_episode(
     env.reset()
     episode = LifeEpisode(index=k, env=env, view_radius=settings.view_radius)
     episode.trajectory.append(list(env.agent))
-    files = memory_files()
+    files = notes()
     start_notes: Notes = parse_notes(files, life.height, life.width)
     seed = {prompts.PAPER_MEMORY_PATH: paper_memory(instance)} if settings.initial_memory == "paper" else {}
     sources = provenance(files, seed, life.height, life.width)
@@ -340,7 +360,7 @@ async def play_episode(
             await talk.write_back()
     finally:
         count_model_events(episode, first_event)
-        end_notes = parse_notes(memory_files(), life.height, life.width)
+        end_notes = parse_notes(notes(), life.height, life.width)
         record = episode_record(episode, world, start_notes, end_notes, ever_seen, sources, last_seen)
         if session is not None and settings.memory == "shared" and authored is not None:
             record["shared"] = shared_record(session.ledger, k, author_of(k), record, world.grid, end_notes, authored)
@@ -352,9 +372,15 @@ async def play_episode(
 
 
 @solver
-def lifelong_loop(lives: LifetimeSet, settings: LifelongSettings, agent: AgentFactory | None = None) -> Solver:
+def lifelong_loop(
+    lives: LifetimeSet, settings: LifelongSettings, agent: AgentFactory | None = None, notes: NotesReader | None = None
+) -> Solver:
     """Play a lifetime: ``episodes`` episodes, only the memory carried over;
-    each by the default loop, ``react`` (``settings.agent``) or ``agent``'s."""
+    each by the default loop, ``react`` (``settings.agent``) or ``agent``'s;
+    the notes read from the memory stores, or by ``notes`` (``memory=own``)."""
+    if (notes is not None) != (settings.arm.notes_from == "agent"):
+        raise ValueError(f"memory={settings.memory} reads the notes from the {settings.arm.notes_from}; notes={notes}")
+    read = memory_files if notes is None else own_notes(notes)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         life, instance = lives.begin(state)
@@ -379,7 +405,7 @@ def lifelong_loop(lives: LifetimeSet, settings: LifelongSettings, agent: AgentFa
         state.messages = []
         for k in range(1, settings.episodes + 1):
             await play_episode(
-                life, instance, k, settings, memory_tool, models[author_of(k)], state.messages, agent, session
+                life, instance, k, settings, memory_tool, models[author_of(k)], state.messages, agent, read, session
             )
         records = store_as(LifetimeState).records
         record_replacements(state.metadata)
