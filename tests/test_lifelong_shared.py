@@ -239,3 +239,22 @@ def test_credulous_heeds_contradicted_notes(tmp_path, regime):
                 assert tuple(rec["death_cell"]) not in shown
         labelled += len(shown)
     assert labelled, "the runtime labelled notes contradicted"
+
+
+def test_trust_gap_view_has_a_row_per_writer_and_reader(shared_log):
+    """The family's trust-gap rows of a shared run: one per (writer, reader) pair
+    read, each the sum of the episode records' propagation counts."""
+    from spatialstale_evals.lifetime.tables import records_from_logs, trust_rows
+
+    rows = trust_rows(records_from_logs([shared_log.location]))
+    pairs = rows.dropna(subset=["writer"]).set_index(["writer", "reader"])
+    expected: dict[tuple[str, str], dict[str, int]] = {}
+    for sample in shared_log.samples:
+        for rec in records(sample):
+            for writer, counts in rec["shared"]["propagation"].items():
+                row = expected.setdefault((writer, rec["shared"]["author"]), {})
+                for key, v in counts.items():
+                    row[key] = row.get(key, 0) + v
+    assert set(pairs.index) == set(expected) and ("walker", "scout") in expected
+    for pair, counts in expected.items():
+        assert {k: pairs.loc[pair, k] for k in counts} == counts
