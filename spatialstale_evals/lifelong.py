@@ -170,7 +170,7 @@ def _lifelong(
         notes is not None, provenance, scout_access,
     )  # fmt: skip
     lives = LifetimeSet.load(dataset, regime, episodes)
-    first = next(iter(lives.lives.values()))
+    first = next(iter(lives.by_id.values()))
     if covers_grid(first.height, first.width, view_radius):
         view_radius = None
     params = {

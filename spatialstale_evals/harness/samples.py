@@ -1,12 +1,14 @@
-"""Benchmark instances as Inspect samples, and how a solver finds a sample's instance."""
+"""What a task runs on as Inspect samples (``SampleSet``: the benchmark's
+instances, ``InstanceSet``; lifelong's lifetimes subclass it too), how a
+solver finds a sample's own, and the sample's typed store (``SampleState``)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import TaskState
@@ -32,20 +34,87 @@ def load_instances(dataset: str | Path | None, regime: str, size: str | None = N
     return world_dataset.load(dataset, regime, size)
 
 
-@dataclass(frozen=True, eq=False)
-class InstanceSet:
-    """The instances a task runs on, handed to its solver by id.
+class Sampled(Protocol):
+    """What a sample is made of (an instance, a lifetime): its identity."""
 
-    Samples carry only the instance id, not the instance: Inspect deep-copies,
-    walks and re-serialises sample metadata several times per sample, and the
-    instance (9 KB on 8x8) made that the largest part of the harness's own
-    cost (docs/performance.md). Inspect logs a solver argument like this one
-    by its ``name``. The instance itself is logged once per sample, in the
-    sample's store (``INSTANCE_KEY``), when the solver stops.
+    @property
+    def id(self) -> str: ...
+    @property
+    def regime(self) -> str: ...
+    @property
+    def seed(self) -> int: ...
+
+
+Item = TypeVar("Item", bound=Sampled)
+
+
+def folder_name(dataset: str | Path | None) -> str:
+    """A sample set's name starts with its dataset folder's (the canonical set's version without one)."""
+    return Path(dataset).name if dataset is not None else world_dataset.DATASET_VERSION
+
+
+@dataclass(frozen=True, eq=False)
+class SampleSet(Generic[Item]):
+    """What a task runs on, handed to its solver by id.
+
+    Samples carry only the id, not the item: Inspect deep-copies, walks and
+    re-serialises sample metadata several times per sample, and an instance
+    (9 KB on 8x8) made that the largest part of the harness's own cost
+    (docs/performance.md). Inspect logs a solver argument like this one by
+    its ``name``. A family's set says what it loads (``load``), which truth
+    its samples' metadata show (``truth``) and how they read (its ``samples``).
     """
 
     name: str
-    by_id: Mapping[str, Instance]
+    by_id: Mapping[str, Item]
+
+    def truth(self, item: Item, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The truth a sample's metadata shows after the parameters (none by default)."""
+        return {}
+
+    def dataset(
+        self,
+        task: str,
+        params: Mapping[str, Any],
+        shown: Callable[[Item], tuple[str, str]],
+        prompt_version: str = PROMPT_VERSION,
+    ) -> MemoryDataset:
+        """One sample per item: its input and target ``shown(item)`` (what
+        ``inspect view`` shows; the solvers build the model's messages
+        themselves), its metadata the item's identity, every parameter, the
+        versions and the item's ``truth``."""
+        samples = [
+            Sample(
+                id=item.id,
+                input=text[0],
+                target=text[1],
+                metadata={
+                    "instance_id": item.id,
+                    "regime": item.regime,
+                    "seed": item.seed,
+                    **params,
+                    "prompt_version": prompt_version,
+                    "dataset_version": world_dataset.DATASET_VERSION,
+                    **self.truth(item, params),
+                },
+            )
+            for item in self.by_id.values()
+            for text in [shown(item)]
+        ]
+        return MemoryDataset(samples, name=f"spatialstale-{task}")
+
+    def begin(self, state: TaskState) -> Item:
+        """The sample's item; also records which episode is running (``SampleState.episode``)."""
+        state.store_as(SampleState).episode = [state.sample_id, state.epoch]
+        return self.by_id[str(state.metadata["instance_id"])]
+
+
+@dataclass(frozen=True, eq=False)
+class InstanceSet(SampleSet[Instance]):
+    """The benchmark's instances a task runs on. The instance itself is
+    logged once per sample, in the sample's store (``INSTANCE_KEY``), when
+    the solver stops."""
+
     #: The SHA-256 of the instance file read (``world.dataset.content_sha256``).
     sha256: str = ""
 
@@ -62,7 +131,7 @@ class InstanceSet:
         if dataset is not None and size == world_dataset.SIZES[0]:
             size = None
         instances = load_instances(dataset, regime, size)
-        folder = Path(dataset).name if dataset is not None else world_dataset.DATASET_VERSION
+        folder = folder_name(dataset)
         if size is not None and world_dataset.own_size(world_dataset.resolve(dataset)) != size:
             folder += f"/{size}"
         digest = world_dataset.content_sha256(dataset, regime, size)
@@ -74,6 +143,9 @@ class InstanceSet:
         first = next(iter(self.by_id.values()))
         return world_dataset.size_name(first.height, first.width)
 
+    def truth(self, item: Instance, params: Mapping[str, Any]) -> dict[str, Any]:
+        return {"windows": window_truth(item)}
+
     def samples(
         self,
         task: str,
@@ -81,60 +153,26 @@ class InstanceSet:
         listed: Mapping[str, Any] | None = None,
         text: SampleText | None = None,
     ) -> MemoryDataset:
-        return instance_samples(list(self.by_id.values()), task, params, listed, text)
+        """One sample per instance, its metadata holding every parameter. Its
+        input and target are ``text`` of the instance (the family's
+        ``explain.sample_text``, handed over by its task), the input closed by
+        the ``listed`` parameters (default: every parameter; the tasks list
+        theirs and the factors set away from their defaults); without
+        ``text``, the task, the instance id and those parameters are the input."""
+        named = ", ".join(f"{k}={v}" for k, v in (params if listed is None else listed).items())
 
-    def begin(self, state: TaskState) -> Instance:
-        """The sample's instance; also records which episode is running (``SampleState.episode``)."""
-        state.store_as(SampleState).episode = [state.sample_id, state.epoch]
-        return self.by_id[str(state.metadata["instance_id"])]
+        def shown(inst: Instance) -> tuple[str, str]:
+            if text is not None:
+                input_text, target = text(inst, params)
+                return f"{input_text}\n\nOptions: {named}", target
+            return SAMPLE_INPUT.format(task=task, instance_id=inst.id, params=named), ""
+
+        return self.dataset(task, params, shown)
 
 
 def window_truth(instance: Instance) -> list[dict[str, Any]]:
     """Ground truth per detection window, as the sample metadata shows it."""
     return [{"step": w.step, "thaw": w.thaw, "freeze": w.freeze} for w in instance.windows]
-
-
-def instance_samples(
-    instances: Sequence[Instance],
-    task: str,
-    params: Mapping[str, Any],
-    listed: Mapping[str, Any] | None = None,
-    text: SampleText | None = None,
-) -> MemoryDataset:
-    """One sample per instance, its metadata holding every parameter. Its
-    input and target are ``text`` of the instance (the family's
-    ``explain.sample_text``, handed over by its task: what ``inspect view``
-    shows; the solvers build the model's messages themselves), the input
-    closed by the ``listed`` parameters (default: every parameter; the tasks
-    list theirs and the factors set away from their defaults); without
-    ``text``, the task, the instance id and those parameters are the input."""
-    named = ", ".join(f"{k}={v}" for k, v in (params if listed is None else listed).items())
-
-    def input_and_target(inst: Instance) -> tuple[str, str]:
-        if text is not None:
-            shown, target = text(inst, params)
-            return f"{shown}\n\nOptions: {named}", target
-        return SAMPLE_INPUT.format(task=task, instance_id=inst.id, params=named), ""
-
-    samples = [
-        Sample(
-            id=inst.id,
-            input=shown[0],
-            target=shown[1],
-            metadata={
-                "instance_id": inst.id,
-                "regime": inst.regime,
-                "seed": inst.seed,
-                **params,
-                "prompt_version": PROMPT_VERSION,
-                "dataset_version": world_dataset.DATASET_VERSION,
-                "windows": window_truth(inst),
-            },
-        )
-        for inst in instances
-        for shown in [input_and_target(inst)]
-    ]
-    return MemoryDataset(samples, name=f"spatialstale-{task}")
 
 
 class SampleState(StoreModel):

@@ -167,7 +167,7 @@ class GridTaskBody:
         ``params`` and the factors and options that are not the task's
         defaults (``shown``: parameters the input names in another form,
         after the rest; ``sample_text``: the family's input and target of a
-        sample, ``harness.samples.instance_samples``). The task's metadata: ``task_family``, ``regime``,
+        sample, ``harness.samples.InstanceSet.samples``). The task's metadata: ``task_family``, ``regime``,
         ``metadata``, then every parameter. ``task_args`` are the rest of
         ``Task``'s arguments (``metrics``, ``epochs``), and the SHA-256 of the
         instance file read (``DIGEST_KEY``: the report groups runs by it)."""

@@ -114,16 +114,18 @@ def move_tool(episode: LifeEpisode) -> Tool:
     return move()
 
 
-def reply_text(state: object) -> str:
-    """The text of an agent's last reply, whatever it returned ('' if none)."""
+def last_reply(state: object) -> ChatMessageAssistant:
+    """An agent's last reply, whatever it returned (an empty one if none)."""
     output = getattr(state, "output", None)
     choices = getattr(output, "choices", None)
-    return choices[0].message.text if choices else ""
+    return choices[0].message if choices else ChatMessageAssistant(content="")
 
 
 def fall_back(episode: LifeEpisode, state: object, problem: str) -> str:
-    """The greedy step for an agent that did not move; its answer with the next view."""
-    answer = after_move(episode, episode.fall_back(problem, reply_text(state)))
+    """The greedy step for an agent that did not move, logged with its last
+    reply; its answer with the next view."""
+    reply = last_reply(state)
+    answer = after_move(episode, episode.fall_back(problem, reply.text, reply.tool_calls))
     if episode.over:
         _stop(episode)
     return answer

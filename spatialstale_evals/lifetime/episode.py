@@ -1,11 +1,6 @@
-"""One episode of a lifetime: the env, what the agent sees and has seen, the
-``move`` tool, the fallback move, and the per-sample state the scorer reads.
-
-The move's answers and the fallback are the navigate task's (same strings,
-same greedy step); the episode is written here rather than shared because a
-lifetime also tracks what the agent saw across episodes, which navigate
-does not need.
-"""
+"""One episode of a lifetime: the shared lake episode (``harness.lake_episode``:
+the env, the view, the ``move`` tool's answers, the fallback step) with what
+the agent saw in it, and the per-sample state the scorer reads."""
 
 from __future__ import annotations
 
@@ -15,15 +10,14 @@ from typing import Any
 from inspect_ai.util import Limit, StoreModel
 from pydantic import Field
 
-from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness import lake_episode
+from spatialstale_evals.harness.lake_episode import LIMIT, LakeEpisode
 from spatialstale_evals.harness.memory_tool import MemoryStore as MemoryStore  # the store lifelong reads
-from spatialstale_evals.world.env import DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv, action_id
-from spatialstale_evals.world.grid import HOLE, Cell, Grid, goal_of, greedy_direction
-from spatialstale_evals.world.observation import in_view, visible_grid
+from spatialstale_evals.world.env import DEATH
+from spatialstale_evals.world.grid import HOLE, Cell
 
-#: The outcome of an episode an Inspect limit stopped first (counted apart).
-LIMIT = "limit"
-OUTCOMES = (SUCCESS, DEATH, TIMEOUT, LIMIT)
+#: Lifelong counts the outcome ``LIMIT`` (an Inspect limit stopped the episode) beside the env's.
+OUTCOMES = (*lake_episode.OUTCOMES, LIMIT)
 
 
 class LifetimeState(StoreModel):
@@ -40,94 +34,37 @@ class LifetimeState(StoreModel):
 
 
 @dataclass
-class LifeEpisode:
-    """One episode being played."""
+class LifeEpisode(LakeEpisode):
+    """One episode of a lifetime being played: the lake episode
+    (``harness.lake_episode``) with its index, what the agent saw in it (each
+    cell's type at its latest sighting) and its memory calls and tokens."""
 
-    index: int
-    env: DynamicFrozenLakeEnv
-    view_radius: int | None
-    trajectory: list[list[int]] = field(default_factory=list)
-    actions: list[str] = field(default_factory=list)
-    fallbacks: list[dict[str, Any]] = field(default_factory=list)
+    index: int = field(kw_only=True)
     sightings: dict[Cell, str] = field(default_factory=dict)
-    events: list[dict[str, Any]] = field(default_factory=list)
     memory_calls: int = 0
     memory_refused: int = 0
     write_back_calls: int = 0
     model_calls: int = 0
     tokens: int = 0
-    death_cell: Cell | None = None
     #: The message limit of the agent's run under way (``agents.run_agent``), dropped to 0 when the episode ends.
     stop: Limit | None = None
     #: The state of that run (an ``AgentState``), whose conversation the stop limit is set from.
     run_state: Any = None
 
     @property
-    def grid(self) -> Grid:
-        return self.env.grid
-
-    @property
-    def agent(self) -> Cell:
-        return self.env.agent
-
-    @property
-    def goal(self) -> Cell:
-        return goal_of(self.env.grid)
-
-    @property
-    def steps_left(self) -> int:
-        return self.env.max_steps - self.env.steps
-
-    @property
-    def over(self) -> bool:
-        return self.env.outcome is not None
-
-    @property
-    def outcome(self) -> str:
-        return self.env.outcome or LIMIT
-
-    @property
     def died_on_fallback(self) -> bool:
         """Whether the episode ended in a hole on the harness's fallback step
-        (``fall_back`` logs the step index it was taken at)."""
-        last = self.env.steps - 1
-        return self.death_cell is not None and bool(self.fallbacks) and self.fallbacks[-1]["step"] == last
-
-    @property
-    def seen(self) -> Grid:
-        """The lake as the agent sees it now (cells out of view are ``?``)."""
-        return visible_grid(self.grid, self.agent, self.view_radius)
+        (``fall_back`` logs the step it ended)."""
+        return self.death_cell is not None and bool(self.fallbacks) and self.fallbacks[-1]["step"] == self.env.steps
 
     def observe(self) -> None:
         """Record what the agent is shown now: each cell's type at its latest sighting."""
-        for r, row in enumerate(self.grid):
-            for c, kind in enumerate(row):
-                if in_view(self.agent, (r, c), self.view_radius):
-                    self.sightings[(r, c)] = kind
+        self.sightings.update(self.in_sight())
 
     def step(self, direction: str) -> str:
         """Apply one move; the text the ``move`` tool answers. A death tells the
         agent the cell is a hole, so it counts as a sighting."""
-        before = self.env.agent
-        _, _, _, _, info = self.env.step(action_id(direction))
-        row, col = pos = self.env.agent
-        self.actions.append(direction)
-        self.trajectory.append(list(pos))
-        self.events.extend(info["events"])
+        answer = super().step(direction)
         if self.env.outcome == DEATH:
-            self.death_cell = pos
-            self.sightings[pos] = HOLE
-            return prompts.MOVE_DEATH.format(direction=direction, row=row, col=col)
-        if self.env.outcome == SUCCESS:
-            return prompts.MOVE_SUCCESS.format(direction=direction, row=row, col=col)
-        moved = prompts.MOVE_BUMPED if pos == before else prompts.MOVE_MOVED
-        where = moved.format(direction=direction, row=row, col=col)
-        if self.env.outcome == TIMEOUT:
-            return prompts.MOVE_TIMEOUT.format(where=where)
-        return prompts.MOVE_CONTINUE.format(where=where, steps_left=self.steps_left)
-
-    def fall_back(self, problem: str, reply_text: str) -> str:
-        """The greedy step for a reply without a valid ``move`` call, logged."""
-        direction = greedy_direction(self.agent, self.goal)
-        self.fallbacks.append({"step": self.env.steps, "problem": problem, "reply": reply_text[:500]})
-        return prompts.MOVE_FALLBACK.format(problem=problem, direction=direction) + self.step(direction)
+            self.sightings[self.agent] = HOLE
+        return answer

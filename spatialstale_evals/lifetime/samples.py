@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.solver import TaskState
+from inspect_ai.dataset import MemoryDataset
 
-from spatialstale_evals.harness.samples import EPISODE_KEY, load_instances
+from spatialstale_evals.harness.samples import SampleSet, folder_name, load_instances
 from spatialstale_evals.lifetime.explain import sample_text
 from spatialstale_evals.lifetime.prompts import PROMPT_VERSION
 from spatialstale_evals.world import dataset as world_dataset
@@ -20,12 +19,10 @@ from spatialstale_evals.world.lifetimes import Lifetime
 
 
 @dataclass(frozen=True, eq=False)
-class LifetimeSet:
-    """The lifetimes a task runs on, with the instances they are built on,
-    handed to the solver by id (samples carry only the id, as navigate's do)."""
+class LifetimeSet(SampleSet[Lifetime]):
+    """The lifetimes a task runs on (``by_id``), with the instances they are
+    built on, handed to the solver by id as navigate's instances are."""
 
-    name: str
-    lives: Mapping[str, Lifetime]
     instances: Mapping[str, Instance]
     #: The SHA-256s of the files read, by task metadata key (``digests``).
     sha256: Mapping[str, str] = field(default_factory=dict)
@@ -37,40 +34,25 @@ class LifetimeSet:
         together (``lifetimes.load``), each holding at least ``episodes``."""
         lives = {lt.id: lt for lt in lifetimes.load(dataset, regime, episodes)}
         instances = {i.id: i for i in load_instances(dataset, regime)}
-        folder = Path(dataset).name if dataset is not None else world_dataset.DATASET_VERSION
         digests = {
             world_dataset.DIGEST_KEY: world_dataset.content_sha256(dataset, regime),
             lifetimes.DIGEST_KEY: lifetimes.content_sha256(dataset, regime),
         }
-        return cls(f"{folder}/{lifetimes.LIFETIME_DIR}/{regime}", lives, instances, digests)
+        return cls(f"{folder_name(dataset)}/{lifetimes.LIFETIME_DIR}/{regime}", lives, instances, digests)
+
+    def truth(self, item: Lifetime, params: Mapping[str, Any]) -> dict[str, Any]:
+        """How many cells change and events fire in each episode played."""
+        played = item.episodes[: params["episodes"]]
+        return {"changes": [len(w.changes) for w in played], "events": [len(w.events) for w in played]}
 
     def samples(self, params: Mapping[str, Any]) -> MemoryDataset:
         """One sample per lifetime; its input and target what ``inspect view``
         shows (``explain.sample_text``, which says what the parameters mean; the
         solver builds the model's messages itself)."""
-        samples = [
-            Sample(
-                id=life.id,
-                input=shown[0],
-                target=shown[1],
-                metadata={
-                    "instance_id": life.id,
-                    "regime": life.regime,
-                    "seed": life.seed,
-                    **params,
-                    "prompt_version": PROMPT_VERSION,
-                    "dataset_version": world_dataset.DATASET_VERSION,
-                    "changes": [len(w.changes) for w in life.episodes[: params["episodes"]]],
-                    "events": [len(w.events) for w in life.episodes[: params["episodes"]]],
-                },
-            )
-            for life in self.lives.values()
-            for shown in [sample_text(life, self.instances[life.id], params)]
-        ]
-        return MemoryDataset(samples, name="spatialstale-lifelong")
+        return self.dataset(
+            "lifelong", params, lambda life: sample_text(life, self.instances[life.id], params), PROMPT_VERSION
+        )
 
-    def begin(self, state: TaskState) -> tuple[Lifetime, Instance]:
-        """The sample's lifetime and instance; records which sample and epoch runs."""
-        state.store.set(EPISODE_KEY, [state.sample_id, state.epoch])
-        key = str(state.metadata["instance_id"])
-        return self.lives[key], self.instances[key]
+    def instance(self, life: Lifetime) -> Instance:
+        """The instance ``life`` is built on."""
+        return self.instances[life.id]

@@ -44,11 +44,11 @@ from inspect_ai.tool import Tool, ToolCall
 from inspect_ai.util import LimitExceededError, store, store_as
 
 from spatialstale_evals.harness import prompts as shared
+from spatialstale_evals.harness.lake_episode import play_turn
 from spatialstale_evals.harness.loggable import loggable_output, record_replacements
 from spatialstale_evals.harness.memory_quota import bounded_memory
 from spatialstale_evals.harness.move import MOVE_TOOL
 from spatialstale_evals.harness.observe import observation, observation_parts, user_message
-from spatialstale_evals.harness.parsing import parse_move
 from spatialstale_evals.lifetime import prompts
 from spatialstale_evals.lifetime.agents import AgentFactory, move_tool, react_factory, run_agent
 from spatialstale_evals.lifetime.arms import DEFAULT_MEMORY, MEMORY_ARMS, MemoryArm
@@ -251,25 +251,10 @@ class Conversation:
                 if mem and not others and not refused:
                     current += answers
                     continue
-                current += answers + self.move(reply, others)
+                current += answers + play_turn(self.episode, reply, others)
                 break
         finally:
             self.turns.append(current)
-
-    def move(self, reply: ChatMessageAssistant, calls: list[ToolCall]) -> list[ChatMessage]:
-        """Apply the first non-memory call if it is a valid ``move``, else the fallback."""
-        ep = self.episode
-        choice = parse_move(calls)
-        if choice.direction is not None:
-            result = ep.step(choice.direction)
-        else:
-            result = ep.fall_back(choice.problem or "", reply.text)
-        if not calls:
-            return [ChatMessageUser(content=result)]
-        first = [ChatMessageTool(content=result, tool_call_id=calls[0].id, function=calls[0].function)]
-        return first + [
-            ChatMessageTool(content=shared.MOVE_IGNORED, tool_call_id=c.id, function=c.function) for c in calls[1:]
-        ]
 
     async def write_back(self) -> None:
         """The turn after the episode: its outcome, and only the memory tool."""
@@ -383,7 +368,8 @@ def lifelong_loop(
     read = memory_files if notes is None else own_notes(notes)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        life, instance = lives.begin(state)
+        life = lives.begin(state)
+        instance = lives.instance(life)
         memory_store = store_as(MemoryStore)
         if settings.initial_memory == "paper" and not memory_store.seeding_complete:
             text = paper_memory(instance)

@@ -86,7 +86,7 @@ def step_prompt_tokens(inst: Instance, settings: NavigationSettings, radius: int
     s, policy = settings, STRATEGIES[settings.strategy]
     env = DynamicFrozenLakeEnv(inst)
     env.reset()
-    episode = Episode(env, start_view(inst, s, radius), view_radius=radius)
+    episode = Episode(env=env, view=start_view(inst, s, radius), view_radius=radius)
     messages = [
         ChatMessageSystem(content=system_prompt(s.memory_framing)),
         step_message(episode, s.observation, policy, s.memory_position, s.memory_access),

@@ -1,28 +1,23 @@
-"""One navigation episode: its live state, what each move answers, the
-fallback move, and the record the scorer reads."""
+"""One navigation episode: the shared lake episode (``harness.lake_episode``:
+the moves' answers, the fallback step) with the memory view's state, and the
+record the scorer reads."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
-from spatialstale_evals.harness import prompts
+from spatialstale_evals.harness.lake_episode import LIMIT, OUTCOMES, LakeEpisode
 from spatialstale_evals.harness.lake_map import MAP_CELLS, draw
 from spatialstale_evals.harness.memory_view import Decision, Note
-from spatialstale_evals.world.env import DEATH, SUCCESS, TIMEOUT, DynamicFrozenLakeEnv, action_id
+from spatialstale_evals.world.env import DEATH, SUCCESS
 from spatialstale_evals.world.grid import FROZEN, HOLE, Cell, Grid
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import MemoryEntry
-from spatialstale_evals.world.observation import in_view, visible_grid
+from spatialstale_evals.world.observation import in_view
 from spatialstale_evals.world.staleness import change_kind
 
-#: The outcome of an episode that an Inspect limit (``--token-limit``,
-#: ``--time-limit``, ``--message-limit``) stopped first: neither success, death
-#: nor timeout, and counted apart (the count ``limit``).
-LIMIT = "limit"
-OUTCOMES = (SUCCESS, DEATH, TIMEOUT)
 REWARDS = {SUCCESS: 1.0, DEATH: -1.0}
 
 
@@ -37,10 +32,11 @@ def due_entries(
 
 
 @dataclass
-class Episode:
-    """One episode's live state and record.
+class Episode(LakeEpisode):
+    """One navigate episode's live state and record: the lake episode
+    (``harness.lake_episode``) with the memory view and its judgements.
 
-    ``view_radius`` None is the paper's full observability. ``epoch`` is the
+    ``view`` is the memory view the navigator is shown. ``epoch`` is the
     step the world last changed at (0 before any event); ``judged`` holds the
     (entry id, epoch) pairs already judged, so an entry is judged again only
     when its cell is in view after a change. ``decisions``, ``decided_at`` and
@@ -49,9 +45,7 @@ class Episode:
     and when (the runtime resolver's evidence).
     """
 
-    env: DynamicFrozenLakeEnv
-    view: list[Note]
-    view_radius: int | None = None
+    view: list[Note] = field(kw_only=True)
     epoch: int = 0
     judged: set[tuple[str, int]] = field(default_factory=set)
     decisions: dict[str, Decision] = field(default_factory=dict)
@@ -59,42 +53,10 @@ class Episode:
     corrections: dict[str, str] = field(default_factory=dict)
     ledger: dict[Cell, tuple[str, int]] = field(default_factory=dict)
     resolutions: list[dict[str, Any]] = field(default_factory=list)
-    trajectory: list[list[int]] = field(default_factory=list)
-    actions: list[str] = field(default_factory=list)
-    fallbacks: list[dict[str, Any]] = field(default_factory=list)
-    extra_calls: int = 0
-    events: list[dict[str, Any]] = field(default_factory=list)
     audits: list[dict[str, Any]] = field(default_factory=list)
     nav_tokens: int = 0
     audit_tokens: int = 0
     audit_calls: int = 0
-    death_cell: Cell | None = None
-    last_fired: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def grid(self) -> Grid:
-        return self.env.grid
-
-    @property
-    def agent(self) -> Cell:
-        return self.env.agent
-
-    @property
-    def steps_left(self) -> int:
-        return self.env.max_steps - self.env.steps
-
-    @property
-    def over(self) -> bool:
-        return self.env.outcome is not None
-
-    @property
-    def seen(self) -> Grid:
-        """The grid as the agent sees it now (cells out of view are ``?``)."""
-        return visible_grid(self.grid, self.agent, self.view_radius)
-
-    def in_view(self, cell: Cell) -> bool:
-        """Whether the agent sees ``cell`` now."""
-        return in_view(self.agent, cell, self.view_radius)
 
     def decide(
         self, decisions: dict[str, Decision], steps: dict[str, int], corrections: dict[str, str] | None = None
@@ -121,46 +83,16 @@ class Episode:
             self.decisions[eid] = new
         return changed
 
-    @cached_property
-    def cells(self) -> tuple[Cell, ...]:
-        """Every cell of the grid, row-major, made once per episode."""
-        return tuple((r, c) for r in range(len(self.grid)) for c in range(len(self.grid[0])))
-
     def observe(self) -> None:
-        """Record what the agent is shown now in the ledger (cell -> type, step).
-
-        Called before every step: the cell keys are made once per episode and
-        the (type, step) pairs shared between cells of one type, so a step adds
-        a few objects rather than two per cell, each of which counts toward a
-        pass of the garbage collector (README, Performance)."""
-        grid, steps, stamps = self.grid, self.env.steps, {}
-        for cell in self.cells:
-            if self.in_view(cell):
-                kind = grid[cell[0]][cell[1]]
-                stamp = stamps.get(kind)
-                if stamp is None:
-                    stamp = stamps[kind] = (kind, steps)
-                self.ledger[cell] = stamp
-
-    def step(self, direction: str) -> str:
-        """Apply one move; the text the ``move`` tool returns."""
-        before = self.env.agent
-        _, _, _, _, info = self.env.step(action_id(direction))
-        row, col = pos = self.env.agent
-        self.actions.append(direction)
-        self.trajectory.append(list(pos))
-        self.last_fired = info["events"]
-        self.events.extend(info["events"])
-        if self.env.outcome == DEATH:
-            self.death_cell = pos
-            return prompts.MOVE_DEATH.format(direction=direction, row=row, col=col)
-        if self.env.outcome == SUCCESS:
-            return prompts.MOVE_SUCCESS.format(direction=direction, row=row, col=col)
-        moved = prompts.MOVE_BUMPED if pos == before else prompts.MOVE_MOVED
-        where = moved.format(direction=direction, row=row, col=col)
-        if self.env.outcome == TIMEOUT:
-            return prompts.MOVE_TIMEOUT.format(where=where)
-        return prompts.MOVE_CONTINUE.format(where=where, steps_left=self.steps_left)
+        """Record what the agent is shown now in the ledger (cell -> type, step),
+        before every step; the (type, step) pairs are shared between cells of
+        one type, so a step adds a few objects rather than one per cell."""
+        steps, stamps = self.env.steps, {}
+        for cell, kind in self.in_sight():
+            stamp = stamps.get(kind)
+            if stamp is None:
+                stamp = stamps[kind] = (kind, steps)
+            self.ledger[cell] = stamp
 
 
 def episode_record(episode: Episode, instance: Instance) -> dict[str, Any]:
@@ -168,7 +100,7 @@ def episode_record(episode: Episode, instance: Instance) -> dict[str, Any]:
     and the entry each death traces to, with how the view showed it at the end
     (``death_note``: its status and the claim it presented, None when not
     shown): a death on a hole ``corrected`` to SAFE is a wrong correction's."""
-    outcome, steps = episode.env.outcome or LIMIT, episode.env.steps
+    outcome, steps = episode.outcome, episode.env.steps
     death_on_stale = death_on_stale_shown = False
     death_entry, death_note = None, None
     if episode.death_cell is not None:

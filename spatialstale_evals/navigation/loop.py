@@ -19,7 +19,6 @@ from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
     ChatMessageSystem,
-    ChatMessageTool,
     ChatMessageUser,
     Content,
     ContentText,
@@ -33,17 +32,16 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from spatialstale_evals.harness import prompts
 from spatialstale_evals.harness.audit import FORMATS, audit_span, audit_summary
 from spatialstale_evals.harness.counts import confusion, edit_counts, f1_from_counts
+from spatialstale_evals.harness.lake_episode import play_turn
 from spatialstale_evals.harness.loggable import loggable_output, tallies
 from spatialstale_evals.harness.memory_text import MemoryFraming, MemoryPosition, MemoryStyle, system_prompt, written
 from spatialstale_evals.harness.memory_tool import MemoryAccess
 from spatialstale_evals.harness.memory_view import FilterMode
 from spatialstale_evals.harness.move import MOVE_TOOL
 from spatialstale_evals.harness.observe import Observation, Observed, observation, observation_parts, user_message
-from spatialstale_evals.harness.parsing import parse_move
 from spatialstale_evals.harness.samples import InstanceSet, record_instance
 from spatialstale_evals.harness.score_counts import COUNTS
 from spatialstale_evals.navigation.episode import (
-    LIMIT,
     Episode,
     due_entries,
     episode_record,
@@ -57,7 +55,6 @@ from spatialstale_evals.navigation.metrics import NAVIGATION_METRICS
 from spatialstale_evals.navigation.state import NavigationState
 from spatialstale_evals.navigation.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Moment, Verdict
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
-from spatialstale_evals.world.grid import goal_of, greedy_direction
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.memory import MemoryEntry
 from spatialstale_evals.world.render import RenderStyle
@@ -78,7 +75,7 @@ def step_message(
     then the position line. By default memory comes first: what changes least
     comes first, so providers' prefix caches can reuse it (``position``). With
     the memory tool (``access``) a line saying where the notes are stands for the view."""
-    agent, goal = episode.agent, goal_of(episode.grid)
+    agent, goal = episode.agent, episode.goal
     memory: list[Content] = []
     if policy.shows_memory and access == "tool":
         memory.append(ContentText(text=prompts.NAVIGATE_MEMORY_TOOL))
@@ -243,44 +240,6 @@ class Navigation:
         self.episode.nav_tokens += output.usage.total_tokens if output.usage else 0
         return output.message
 
-    def act(self, reply: ChatMessageAssistant) -> list[ChatMessage]:
-        """Apply the reply's first ``move`` call (with the direction as parsed:
-        " up " is accepted), or fall back to a greedy step; the answers to
-        every call of the reply."""
-        choice = parse_move(reply.tool_calls)
-        self.episode.extra_calls += choice.extra_calls
-        calls = list(reply.tool_calls or [])
-        if choice.direction is not None:
-            result = self.episode.step(choice.direction)
-            answers: list[ChatMessage] = [ChatMessageTool(content=result, tool_call_id=calls[0].id, function="move")]
-        else:
-            answers = self.fall_back(reply, choice.problem or "")
-        # Answer every other call too, so kept turns (history > 0) stay a valid
-        # conversation for any provider.
-        answers += [
-            ChatMessageTool(content=prompts.MOVE_IGNORED, tool_call_id=c.id, function=c.function) for c in calls[1:]
-        ]
-        return answers
-
-    def fall_back(self, reply: ChatMessageAssistant, problem: str) -> list[ChatMessage]:
-        """The paper's greedy step toward the goal for a reply without a valid
-        ``move`` call, logged with the reply that caused it."""
-        episode, calls = self.episode, list(reply.tool_calls or [])
-        direction = greedy_direction(episode.agent, goal_of(episode.grid))
-        result = prompts.MOVE_FALLBACK.format(problem=problem, direction=direction) + episode.step(direction)
-        episode.fallbacks.append(
-            {
-                "step": episode.env.steps,
-                "problem": problem,
-                "direction": direction,
-                "reply": reply.text[:2000],
-                "tool_calls": [{"function": c.function, "arguments": c.arguments} for c in calls],
-            }
-        )
-        if calls:
-            return [ChatMessageTool(content=result, tool_call_id=calls[0].id, function=calls[0].function)]
-        return [ChatMessageUser(content=result)]
-
     async def turn(self, messages: list[ChatMessage]) -> None:
         """One decision: what the agent sees (and the policy's judgement of what
         came into view), prompt, reply, move, and the policy's reaction to any
@@ -290,7 +249,7 @@ class Navigation:
         await self.judge("view", f"in view at step {episode.env.steps}")
         shown, reply = await self.decide()
         start, fallbacks = episode.agent, len(episode.fallbacks)
-        turn = [*shown, *self.act(reply)]
+        turn = [*shown, *play_turn(episode, reply)]
         messages.extend(turn)
         self.turns.append(turn)
         fallback = episode.fallbacks[-1]["problem"] if len(episode.fallbacks) > fallbacks else None
@@ -359,7 +318,7 @@ def navigation_loop(instances: InstanceSet, settings: NavigationSettings) -> Sol
             # the repair counts too (only when non-zero): they survive Inspect stripping an unloggable sample's content
             state.store_as(NavigationState).episode = record | (fetched.evidence(record) if fetched else {}) | tallies()
             record_instance(state, canonical)
-        state.output.completion = f"{env.outcome or LIMIT} after {env.steps} steps"
+        state.output.completion = f"{episode.outcome} after {env.steps} steps"
         return state
 
     return solve
