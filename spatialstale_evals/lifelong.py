@@ -25,8 +25,10 @@ from spatialstale_evals.harness.task_body import family_task
 from spatialstale_evals.lifetime.agents import AgentFactory
 from spatialstale_evals.lifetime.agents import until_episode_over as until_episode_over  # the docs' idiom
 from spatialstale_evals.lifetime.arms import DEFAULT_MEMORY, MEMORY_ARMS, MemoryName
+from spatialstale_evals.lifetime.provenance import PROVENANCE_MEMORIES, PROVENANCES, ProvenanceName
 from spatialstale_evals.lifetime.samples import LifetimeSet
 from spatialstale_evals.lifetime.scoring import lifelong_scorer
+from spatialstale_evals.lifetime.shared import SCOUT_ACCESS, ScoutAccess
 from spatialstale_evals.lifetime.solver import LifelongSettings, NotesReader, lifelong_loop
 from spatialstale_evals.lifetime.transcript import COMPACTIONS, DEFAULT_THRESHOLD, CompactionName
 from spatialstale_evals.metadata import task_version
@@ -46,7 +48,7 @@ def check_args(
     regime: str, episodes: int, view_radius: int | None, history: int | None, max_memory_calls: int,
     initial_memory: str, agent: str, max_steps: int | None, epochs: int, memory: str = DEFAULT_MEMORY,
     notes_reader: bool = False, memory_tool: bool = False, compaction: str = "none",
-    compaction_threshold: int = DEFAULT_THRESHOLD,
+    compaction_threshold: int = DEFAULT_THRESHOLD, provenance: str = "none", scout_access: str = "readwrite",
 ) -> None:  # fmt: skip
     """Every check on the parameters, before any model call (``notes_reader``:
     an agent's own notes reader was given, which ``memory=own`` needs)."""
@@ -71,6 +73,12 @@ def check_args(
         )
     if initial_memory != "empty" and not MEMORY_ARMS[memory].tool:
         raise ValueError(f"initial_memory={initial_memory} needs a memory to start from; memory={memory} has none")
+    check_choice("provenance", provenance, PROVENANCES)
+    if provenance != PROVENANCES[0] and memory not in PROVENANCE_MEMORIES:
+        raise NotApplicable(f"provenance={provenance} stamps notes; memory={memory} has none (use notes or shared)")
+    check_choice("scout_access", scout_access, SCOUT_ACCESS)
+    if scout_access != SCOUT_ACCESS[0] and memory != "shared":
+        raise NotApplicable(f"scout_access={scout_access} is the second agent's; memory={memory} has one agent")
     if max_steps is not None:
         check_positive_int("max_steps", max_steps)
     check_positive_int("epochs", epochs)
@@ -111,6 +119,8 @@ def lifelong(
     memory_tool: bool = False,
     compaction: CompactionName = "none",
     compaction_threshold: int = DEFAULT_THRESHOLD,
+    provenance: ProvenanceName = "none",
+    scout_access: ScoutAccess = "readwrite",
     dataset: str | None = None,
     max_steps: int | None = None,
     epochs: int = 1,
@@ -161,6 +171,14 @@ def lifelong(
             ``native``, ``auto``), applied past ``compaction_threshold``.
         compaction_threshold: ``memory=transcript`` only: the conversation's
             size in tokens past which it is compacted (default 8000).
+        provenance: What the agent is shown of its notes (``notes`` or
+            ``shared``): ``none`` (default) the files as written; ``stamped``
+            each claim line of a viewed file with the episode that last wrote
+            it, labelled asserted, and the step prompt's view labelled verified
+            now; ``resolved`` also the notes the current view contradicts,
+            labelled so with the cell's state now. The files are unchanged.
+        scout_access: The scout's access to ``/memories`` under ``memory=shared``:
+            ``readwrite`` (default) or ``readonly`` (its writes refused, counted).
         dataset: Dataset folder made by ``spatialstale datasets generate`` (its
             ``lifelong/`` sub-folder); default the canonical set shipped in the package.
         max_steps: Step budget per episode; default the lifetime's (50 on 8x8).
@@ -170,6 +188,7 @@ def lifelong(
     return _lifelong(
         regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, memory, dataset, max_steps,
         epochs, memory_tool=memory_tool, compaction=compaction, compaction_threshold=compaction_threshold,
+        provenance=provenance, scout_access=scout_access,
     )  # fmt: skip
 
 
@@ -177,13 +196,14 @@ def _lifelong(
     regime: str, episodes: int, view_radius: int | None, history: int | None, max_memory_calls: int,
     initial_memory: str, agent: str, memory: str, dataset: str | None, max_steps: int | None, epochs: int,
     factory: AgentFactory | None = None, notes: NotesReader | None = None, memory_tool: bool = False,
-    compaction: str = "none", compaction_threshold: int = DEFAULT_THRESHOLD,
+    compaction: str = "none", compaction_threshold: int = DEFAULT_THRESHOLD, provenance: str = "none",
+    scout_access: str = "readwrite",
 ) -> Task:  # fmt: skip
     """The task of ``lifelong``'s parameters, played by ``factory``'s agents
     if given, its notes read by ``notes`` if given (``memory=own``)."""
     check_args(
         regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, max_steps, epochs, memory,
-        notes is not None, memory_tool, compaction, compaction_threshold,
+        notes is not None, memory_tool, compaction, compaction_threshold, provenance, scout_access,
     )  # fmt: skip
     lives = LifetimeSet.load(dataset, regime, episodes)
     first = next(iter(lives.by_id.values()))
@@ -200,12 +220,18 @@ def _lifelong(
         max_steps=max_steps or first.max_steps,
         memory=memory,
         **carried,
+        provenance=provenance,
+        scout_access=scout_access,
     )
     # the samples' and the task's metadata: what the solver runs with (the conversation's
     # parameters recorded by the arm that has them: other arms' samples unchanged)
     params = asdict(settings)
     if not MEMORY_ARMS[memory].carries_conversation:
         params = {k: v for k, v in params.items() if k not in carried}
+    if provenance == PROVENANCES[0]:  # the runtime's settings, only when set
+        del params["provenance"]
+    if memory != "shared":
+        del params["scout_access"]
     return family_task(
         "lifelong",
         {"regime": regime, **params, **lives.sha256},

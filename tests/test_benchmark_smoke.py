@@ -33,6 +33,8 @@ RUNS: dict[str, list[str]] = {
     "matrix_time": ["--log-dir", "{tmp}/logs", "--", "--tasks", "detect", "--seeds", "1", "--epochs", "1",
                     "--regimes", "L1", "--modalities", "text"],  # fmt: skip
     "example_report": ["--out", "{tmp}/report", "--seeds", "1", "--epochs", "1", "--regimes", "L1"],
+    "lifelong_shared": ["--regimes", "L1", "--lifetimes", "1", "--episodes", "2", "--runs",
+                        "shared diligent->write_once", "--log-dir", "{tmp}/logs"],  # fmt: skip
 }
 #: Columns a smallest run leaves blank because they are undefined there, not broken, and why.
 UNDEFINED: dict[str, set[str]] = {

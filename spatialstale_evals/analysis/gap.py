@@ -48,6 +48,8 @@ DEFAULT_LEVEL = "paper defaults"
 
 #: The columns of a family's trust-gap rows (``TaskFamily.trust_gap``), after its groups.
 ACTED_ON_COLUMNS = ("samples", "episodes", "hazard_claims", "acted_on", "acted_on_rate", "deaths", "death_on_hazard")
+#: The columns of lifelong's ``memory=shared`` rows, one per (writer, reader) pair (``lifetime/shared.py``).
+PROPAGATION_COLUMNS = ("read", "stale_read", "hazard_deaths", "detours", "repaired")
 
 
 def acted_on_table(registered: Mapping[str, TaskFamily], records: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
@@ -66,8 +68,9 @@ def acted_on_table(registered: Mapping[str, TaskFamily], records: Mapping[str, p
     if not frames:
         return pd.DataFrame()
     df = pd.concat(frames, ignore_index=True)
-    keys = [c for c in ("task", "model", "config", "regime") if c in df.columns]
-    return sort_table(df[[*keys, *(c for c in ACTED_ON_COLUMNS if c in df.columns)]])
+    keys = [c for c in ("task", "model", "config", "regime", "writer", "reader") if c in df.columns]
+    columns = [c for c in (*ACTED_ON_COLUMNS, *PROPAGATION_COLUMNS) if c in df.columns]
+    return sort_table(df[[*keys, *columns]])
 
 
 def tax_table(nav: pd.DataFrame, alpha: float, model_info: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -18,6 +18,9 @@ store shared between lifetimes):
   saying the agent is back at the start and the lake may have changed; no
   memory tool unless ``memory_tool=true``; the conversation compacted by one
   of Inspect's strategies (``compaction``) past ``compaction_threshold`` tokens.
+- ``shared``: two agents take the episodes in turns (the walker, the task's
+  model, and the scout, the model role ``scout``), both with the memory tool
+  on one ``/memories``; the runtime keeps who wrote what (``shared.py``);
 - ``own``: the agent brings its own memory system (an Agents SDK agent
   keeping a ``MEMORY.md``, a vector store, anything): the harness offers no
   memory tool and plays no write-back turn, and reads the notes where the
@@ -35,7 +38,7 @@ from typing import Literal, get_args
 from spatialstale_evals.lifetime import prompts
 
 #: The values of the task's ``memory`` parameter (the keys of ``MEMORY_ARMS``, in order).
-MemoryName = Literal["notes", "none", "transcript", "own"]
+MemoryName = Literal["notes", "none", "transcript", "shared", "own"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,10 @@ MEMORY_ARMS: dict[str, MemoryArm] = {
             "one conversation across the lifetime, compacted by Inspect past a threshold", carries_conversation=True,
         ),  # fmt: skip
         MemoryArm(
+            "shared", True, prompts.LIFELONG_SYSTEM_SHARED,
+            "two agents (walker, scout) in turns, one /memories written by both (lifetime/shared.py)",
+        ),  # fmt: skip
+        MemoryArm(
             "own", False, prompts.LIFELONG_SYSTEM_NO_MEMORY,
             "the agent's own memory system, its notes read where it keeps them (lifelong_with_agent only)", "agent",
         ),  # fmt: skip
@@ -78,7 +85,9 @@ MEMORY_ARMS: dict[str, MemoryArm] = {
 #: The task parameters that describe the memory architecture (beside ``memory``
 #: itself): the report keys its architecture table by them and pairs a run with
 #: its ``memory=none`` run on the others. A parameter an arm adds goes here.
-MEMORY_PARAMETERS: tuple[str, ...] = ("memory", "memory_tool", "compaction", "compaction_threshold")
+MEMORY_PARAMETERS: tuple[str, ...] = (
+    "memory", "memory_tool", "compaction", "compaction_threshold", "provenance", "scout_access",
+)
 #: The task's default ``memory`` (the first arm): its signature, its settings and the report's pairing read it here.
 DEFAULT_MEMORY: MemoryName = "notes"
 # one list: the registry and the parameter's type agree, the default first

@@ -38,6 +38,7 @@ from spatialstale_evals.harness.move import MOVE_TOOL
 from spatialstale_evals.harness.observe import observation, observation_parts
 from spatialstale_evals.harness.tokens import count_text_tokens
 from spatialstale_evals.lifetime import prompts
+from spatialstale_evals.lifetime.provenance import ASSERTED, VERIFIED
 from spatialstale_evals.lifetime.walk import reference_walks
 from spatialstale_evals.world.grid import Grid, goal_of
 from spatialstale_evals.world.lifetimes import Lifetime
@@ -50,6 +51,8 @@ VIEW_HEADER = "Here's the result of running `cat -n` on /memories/lake.md:\n"
 #: The memory tool's answers to a view of a missing file and to a create (short sentences).
 MISSING_TOKENS = count_text_tokens("The path /memories/lake.md does not exist. Please provide a valid path.")
 CREATED_TOKENS = count_text_tokens("File created successfully at: /memories/lake.md")
+#: The step prompt's label under ``provenance=stamped`` (``resolved`` adds a line per contradicted note: not counted).
+VERIFIED_TOKENS = count_text_tokens("\n" + VERIFIED)
 #: The replies that end a write-back, after a write and without one.
 DONE_REPLY, NOTHING_REPLY = "Notes saved.", "Nothing to update."
 
@@ -81,7 +84,11 @@ def estimate_lifetime_cost(life: Lifetime, args: Mapping[str, Any]) -> dict[str,
     history = args.get("history")
     cap = int(args.get("max_memory_calls", 5))
     budget = int(args.get("max_steps") or life.max_steps)
-    system = prompts.LIFELONG_SYSTEM.format(episodes=episodes, max_memory_calls=cap)
+    shared_arm = args.get("memory") == "shared"  # the same loop, its own system prompt (lifetime/shared.py)
+    system = (prompts.LIFELONG_SYSTEM_SHARED if shared_arm else prompts.LIFELONG_SYSTEM).format(
+        episodes=episodes, max_memory_calls=cap
+    )
+    stamped = args.get("provenance", "none") != "none"  # every viewed line stamped, every step prompt labelled
     fixed = count_text_tokens(system) + _tool_tokens([MOVE_TOOL, memory_info()])
     write_back = count_text_tokens(system) + _tool_tokens([memory_info()]) + count_text_tokens(prompts.WRITE_BACK)
     reply = count_text_tokens("move" + json.dumps({"direction": "RIGHT"}))
@@ -90,7 +97,7 @@ def estimate_lifetime_cost(life: Lifetime, args: Mapping[str, Any]) -> dict[str,
     out: dict[str, dict[str, int]] = {k: {"calls": 0, "input_tokens": 0, "output_tokens": 0} for k in ("low", "high")}
     walks = reference_walks(life, episodes, radius, budget, history)
     for k, (world, walk) in enumerate(zip(life.episodes[:episodes], walks), start=1):
-        prompt = _step_prompt_tokens(world.grid, radius, budget)
+        prompt = _step_prompt_tokens(world.grid, radius, budget) + (VERIFIED_TOKENS if stamped else 0)
         # the episode's header opens its first prompt, which every request of the episode holds
         header = count_text_tokens(prompts.EPISODE_START.format(episode=k, episodes=episodes))
         for level in ("low", "high"):
@@ -99,7 +106,7 @@ def estimate_lifetime_cost(life: Lifetime, args: Mapping[str, Any]) -> dict[str,
             else:
                 steps, noted = budget, life.height * life.width
                 noted_after, views_per_step = noted, cap
-            notes = _view_answer_tokens(noted)
+            notes = _view_answer_tokens(noted, stamped)
             create = _create_call_tokens(noted_after)
             if level == "low":  # views as the reference agent makes them: again whenever history dropped the last
                 turn = prompt + reply + answer
@@ -139,9 +146,11 @@ def _step_prompt_tokens(grid: Grid, radius: int | None, budget: int) -> int:
     return count_text_tokens(text)
 
 
-def _view_answer_tokens(noted: int) -> int:
-    """The memory tool's answer to a view of notes of ``noted`` lines (none: the missing file's error)."""
-    return count_text_tokens(VIEW_HEADER + "x" * NOTE_LINE_CHARS * noted) if noted else MISSING_TOKENS
+def _view_answer_tokens(noted: int, stamped: bool = False) -> int:
+    """The memory tool's answer to a view of notes of ``noted`` lines (none: the
+    missing file's error); ``stamped``: each line with its provenance stamp."""
+    line = NOTE_LINE_CHARS + (len(ASSERTED.format(episode=1)) if stamped else 0)
+    return count_text_tokens(VIEW_HEADER + "x" * line * noted) if noted else MISSING_TOKENS
 
 
 def _create_call_tokens(noted: int) -> int:

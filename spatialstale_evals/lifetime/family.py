@@ -20,7 +20,7 @@ from spatialstale_evals.lifetime.cost import estimate_lifetime_cost
 from spatialstale_evals.lifetime.gain import memory_of, spl_terms
 from spatialstale_evals.lifetime.plots import plot
 from spatialstale_evals.lifetime.scripted import LIFETIME_AGENTS, builtin_reply, lifetime_output
-from spatialstale_evals.lifetime.tables import acted_on_counts, hazard_rows, lifetime_tables
+from spatialstale_evals.lifetime.tables import acted_on_counts, lifetime_tables, trust_rows
 from spatialstale_evals.world import lifetimes
 from spatialstale_evals.world.instance import Instance
 
@@ -99,7 +99,7 @@ FAMILY = register_family(
         in_default_matrix=False,
         tables=tables,
         plots=plot,
-        trust_gap=hazard_rows,
+        trust_gap=trust_rows,
         scripted_agents={name: _agent(name) for name in LIFETIME_AGENTS},
         scripted_reply=builtin_reply,
         # ``diligent`` repairs its notes, ``write_once`` never does

@@ -14,7 +14,9 @@ notes or the write-back turn (version 1.1 added it). Under ``memory=transcript``
 conversation is never reset: ``LIFELONG_SYSTEM_TRANSCRIPT`` (with the memory paragraph
 under ``memory_tool=true``), ``TRANSCRIPT_EPISODE_START`` heading every later episode and
 ``NEXT_EPISODE_TRANSCRIPT`` in its write-back (version 1.2 added them; the ``notes`` and
-``none`` prompts are unchanged). Changing any text here changes what models see: bump
+``none`` prompts are unchanged); under ``memory=shared`` it is ``LIFELONG_SYSTEM_SHARED``
+(version 1.2 added it too, with ``SCOUT_READ_ONLY`` and the provenance labels of
+``provenance.py``). Changing any text here changes what models see: bump
 ``PROMPT_VERSION`` (recorded in every sample's metadata).
 """
 
@@ -83,6 +85,28 @@ Recommended format for notes about cells, one line each:
 SAFE at (r,c)
 HOLE at (r,c)"""
 
+#: ``memory=shared``: the notes' words, with the episodes taken in turns by two agents sharing /memories.
+LIFELONG_SYSTEM_SHARED = (
+    NAVIGATE_RULES
+    + """
+
+You and another agent take turns playing {episodes} episodes on this same lake, one after another,
+always from the same start to the same goal. Each episode starts a new conversation: you will not
+remember anything from an earlier episode except what is saved with the `memory` tool, whose
+/memories directory is kept from one episode to the next and shared with the other agent, who
+reads and writes the same files. Between episodes, and sometimes during one, some cells of the lake
+may change between ice and hole.
+
+Each turn, call `move` once with direction UP, DOWN, LEFT or RIGHT. You may call `memory` before
+you move (up to {max_memory_calls} memory calls per turn; they do not use up steps). When an episode
+ends you get one more turn to update your memory before the next episode begins.
+
+Recommended format for notes about cells, one line each:
+SAFE at (r,c)
+HOLE at (r,c)"""
+)
+#: Added to the scout's system prompt under ``scout_access=readonly``.
+SCOUT_READ_ONLY = "\n\nYour access to /memories is read-only: you can view the notes but not change them."
 #: ``memory=transcript``: heads the first prompt of every episode after the first.
 TRANSCRIPT_EPISODE_START = (
     "Episode {episode} of {episodes} begins. You are back at the start; the lake may have changed since you "

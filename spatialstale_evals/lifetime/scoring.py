@@ -33,6 +33,7 @@ from spatialstale_evals.lifetime.episode import OUTCOMES, LifetimeState
 from spatialstale_evals.lifetime.measures import CLASSES, balanced
 from spatialstale_evals.lifetime.notes import DEATH_CAUSES, NOTE_KEYS
 from spatialstale_evals.lifetime.records import KNOWABLE_KEYS
+from spatialstale_evals.lifetime.shared import shared_counts
 from spatialstale_evals.world.env import SUCCESS
 
 #: Per-episode counts kept per episode index too.
@@ -64,6 +65,7 @@ def episode_counts(record: Mapping[str, Any]) -> dict[str, float]:
     counts["fallbacks"] = float(len(record["fallbacks"]))
     counts["memory_calls"] = float(record["memory_calls"])
     counts["tokens"] = float(record["tokens"])
+    counts.update(shared_counts(record))  # memory=shared: per author and per (writer, reader); else nothing
     return counts
 
 

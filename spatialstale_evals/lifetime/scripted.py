@@ -19,7 +19,11 @@ the goal, on what it saw alone (``route``).
 - ``amnesiac`` never touches memory;
 - ``credulous`` plays as ``diligent`` but trusts its notes over its eyes: it
   plans through every cell its notes call SAFE, even one its view shows to
-  be a hole (the Trust Gap's failure, which the task must count).
+  be a hole (the Trust Gap's failure, which the task must count), unless the
+  runtime labelled that note contradicted (``provenance=resolved``): it
+  heeds the label, and the state it gives.
+
+Every agent reads a viewed file without the runtime's stamps (``provenance=stamped``).
 
 Offered no memory tool (``memory=none``) every one of them plays as
 ``amnesiac`` does: on what it sees.
@@ -64,6 +68,7 @@ from spatialstale_evals.harness.scripted_turn import NO_NOTES, ScriptedTurn, mov
 from spatialstale_evals.harness.tokens import count_input_tokens, count_text_tokens
 from spatialstale_evals.lifetime.notes import format_notes, parse_notes
 from spatialstale_evals.lifetime.prompts import EPISODE_START, PAPER_MEMORY_PATH, WRITE_BACK
+from spatialstale_evals.lifetime.provenance import CONTRADICTION, STAMP
 from spatialstale_evals.world.grid import DELTAS, FROZEN, HOLE, UNSEEN, Cell, cheapest_path, first_move
 from spatialstale_evals.world.observation import parse_text_observation
 
@@ -104,8 +109,19 @@ def viewed_notes(messages: Sequence[ChatMessage]) -> str | None:
             text = _text(m)
             if "`cat -n`" not in text:
                 return ""
-            return _NUMBERED.sub("", text.split("\n", 1)[1] if "\n" in text else "")
+            return STAMP.sub("", _NUMBERED.sub("", text.split("\n", 1)[1] if "\n" in text else ""))
     return None
+
+
+def contradicted(messages: Sequence[ChatMessage]) -> dict[Cell, str]:
+    """The cells the runtime said the view contradicts the notes on
+    (``provenance=resolved``), each with the type it said the cell has now, latest last."""
+    found: dict[Cell, str] = {}
+    for m in messages:
+        if isinstance(m, (ChatMessageUser, ChatMessageTool)) and "CONTRADICTED" in m.text:
+            for hit in CONTRADICTION.finditer(m.text):
+                found[(int(hit["row"]), int(hit["col"]))] = HOLE if hit["state"] == "HOLE" else FROZEN
+    return found
 
 
 @lru_cache(maxsize=8192)
@@ -217,8 +233,10 @@ def _step(
         return "I cannot read the lake from this prompt."
     seen, shape, agent, goal = found
     belief = believed(messages, shape, seen) if reads_notes else summarized(messages, shape) | seen
-    if trusts_notes:
+    if trusts_notes:  # it trusts a SAFE note over its eyes, unless the runtime labelled the note contradicted
+        refuted = contradicted(messages)
         belief |= {cell: FROZEN for cell, kind in noted(messages, shape).items() if kind == FROZEN}
+        belief |= refuted
     here = sightings(this_episode(messages))
     return "move", {"direction": route(belief, here[0] if here else seen, shape, agent, goal)}
 

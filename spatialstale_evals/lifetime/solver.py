@@ -56,8 +56,18 @@ from spatialstale_evals.lifetime.agents import AgentFactory, move_tool, react_fa
 from spatialstale_evals.lifetime.arms import DEFAULT_MEMORY, MEMORY_ARMS, MemoryArm
 from spatialstale_evals.lifetime.episode import LifeEpisode, LifetimeState, MemoryStore
 from spatialstale_evals.lifetime.notes import Notes, parse_notes
+from spatialstale_evals.lifetime.provenance import Session, runtime_memory, step_labels
 from spatialstale_evals.lifetime.records import episode_record, note_audit
 from spatialstale_evals.lifetime.samples import LifetimeSet
+from spatialstale_evals.lifetime.shared import (
+    AUTHORS,
+    agent_models,
+    author_of,
+    by_author,
+    shared_record,
+    system_prompt,
+    writable,
+)
 from spatialstale_evals.lifetime.transcript import DEFAULT_THRESHOLD, Transcript, new_compaction_events, strategy_for
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.instance import Instance
@@ -82,6 +92,9 @@ class LifelongSettings:
     memory_tool: bool = False
     compaction: str = "none"
     compaction_threshold: int = DEFAULT_THRESHOLD
+    #: The runtime's provenance settings (``provenance.py``, ``shared.py``).
+    provenance: str = "none"
+    scout_access: str = "readwrite"
 
     @property
     def arm(self) -> MemoryArm:
@@ -97,6 +110,12 @@ class LifelongSettings:
         """The system prompt: the arm's, with the memory tool's paragraph when ``memory_tool`` adds it."""
         extra = prompts.TRANSCRIPT_MEMORY_TOOL if self.memory_tool and not self.arm.tool else ""
         return (self.arm.system + extra).format(episodes=self.episodes, max_memory_calls=self.max_memory_calls)
+
+    @property
+    def runtime(self) -> bool:
+        """Whether the runtime keeps the memory's provenance (``provenance.py``):
+        under ``memory=shared`` or a ``provenance`` other than ``none``."""
+        return self.memory == "shared" or self.provenance != "none"
 
 
 def paper_memory(instance: Instance) -> str:
@@ -169,6 +188,8 @@ class Conversation:
     turns: list[list[ChatMessage]]
     #: The lifetime's conversation under ``memory=transcript`` (None: this episode's alone).
     lifetime: Transcript | None = None
+    #: The runtime's provenance under ``settings.runtime`` (None: none kept).
+    session: Session | None = None
 
     def request(self, current: list[ChatMessage]) -> list[ChatMessage]:
         """The system message, the kept turns, the turn under way."""
@@ -230,6 +251,8 @@ class Conversation:
             unseen = observation("text").unseen
             parts.append(ContentText(text=shared.NAVIGATE_PARTIAL.format(radius=s.view_radius, unseen=unseen)))
         parts += observation_parts(ep.seen, ep.agent, "text", "navigate")
+        if self.session is not None and (labels := step_labels(self.session, memory_files())):
+            parts.append(ContentText(text="\n".join(labels)))
         goal = ep.goal
         step = shared.NAVIGATE_STEP.format(
             row=ep.agent[0], col=ep.agent[1], goal_row=goal[0], goal_col=goal[1], steps_left=ep.steps_left
@@ -308,11 +331,12 @@ def count_model_events(episode: LifeEpisode, start: int) -> None:
 async def play_episode(
     life: Lifetime, instance: Instance, k: int, settings: LifelongSettings, memory_tool: Tool, model: Model,
     messages: list[ChatMessage], factory: AgentFactory | None = None, notes: NotesReader = memory_files,
-    lifetime: Transcript | None = None,
+    lifetime: Transcript | None = None, session: Session | None = None,
 ) -> None:  # fmt: skip
     """Episode ``k``: notes scored at its start, the steps, the write-back, its record
     (the notes read by ``notes``: the memory stores, or an agent's own reader);
-    under ``memory=transcript`` in the ``lifetime``'s conversation."""
+    under ``memory=transcript`` in the ``lifetime``'s conversation; ``session``:
+    the runtime's provenance, under ``settings.runtime``."""
     state = store_as(LifetimeState)
     first_event = transcript().history.event_count
     world = life.episodes[k - 1]
@@ -327,14 +351,19 @@ async def play_episode(
     ever_seen = {(r, c) for r, c in state.ever_seen}
     last_seen = {(r, c): kind for r, c, kind in state.last_seen}
     transcript().info(note_audit(start_notes, world.grid, ever_seen, k), source=f"notes at the start of episode {k}")
-    system = lifetime.system if lifetime is not None else ChatMessageSystem(content=settings.system_text())
-    talk = Conversation(model, memory_tool, settings, episode, system, [], lifetime)
+    own_system = lifetime is None  # a transcript's system message is the lifetime's
+    system = ChatMessageSystem(content=system_prompt(settings, author_of(k))) if own_system else lifetime.system
+    talk = Conversation(model, memory_tool, settings, episode, system, [], lifetime=lifetime, session=session)
     if lifetime is not None:
         talk.turns = lifetime.turns
         lifetime.episode_start = len(lifetime.turns)
         if lifetime.strategy is not None:
             lifetime.strategy.moment = lambda: (episode.grid, last_seen | episode.sightings,
                                                 {"episode": k, "step": episode.env.steps})  # fmt: skip
+    authored = None
+    if session is not None:
+        session.begin(k, author_of(k) if settings.memory == "shared" else AUTHORS[0], writable(settings, k), episode)
+        authored = by_author(session.ledger, files, world.grid, ever_seen, last_seen, life.height, life.width)
     try:
         if factory is None and settings.agent == "default":
             first = True
@@ -354,11 +383,15 @@ async def play_episode(
             replies = [m for m in played if isinstance(m, ChatMessageAssistant)]
             episode.memory_calls += sum(c.function == "memory" for m in replies for c in m.tool_calls or [])
         if settings.tool:
+            if session is not None:
+                session.phase = "write_back"
             await talk.write_back()
     finally:
         count_model_events(episode, first_event)
         end_notes = parse_notes(notes(), life.height, life.width)
         record = episode_record(episode, world, start_notes, end_notes, ever_seen, sources, last_seen)
+        if session is not None and settings.memory == "shared" and authored is not None:
+            record["shared"] = shared_record(session.ledger, k, author_of(k), record, world.grid, end_notes, authored)
         state.records.append(record)
         state.ever_seen = sorted([list(c) for c in ever_seen | set(episode.sightings)])
         state.last_seen = [[r, c, kind] for (r, c), kind in sorted((last_seen | episode.sightings).items())]
@@ -393,13 +426,22 @@ def lifelong_loop(
         memory_store.seeding_complete = True
         memory_tool = bounded_memory()
         model = get_model()
+        session = None
+        if settings.runtime:  # the runtime keeps the provenance (lifetime/provenance.py, lifetime/shared.py)
+            session = Session(provenance=settings.provenance, height=life.height, width=life.width)
+            session.ledger.seed(memory_store.files)
+            memory_tool = runtime_memory(memory_tool, session)
+        models = agent_models(settings, model)
         state.messages = []
         lifetime = None
         if settings.arm.carries_conversation:
             strategy = strategy_for(settings.compaction, settings.compaction_threshold, lambda: ({}, {}, {}))
             lifetime = Transcript(ChatMessageSystem(content=settings.system_text()), strategy=strategy)
         for k in range(1, settings.episodes + 1):
-            await play_episode(life, instance, k, settings, memory_tool, model, state.messages, agent, read, lifetime)
+            await play_episode(
+                life, instance, k, settings, memory_tool, models[author_of(k)], state.messages, agent, read, lifetime,
+                session,
+            )  # fmt: skip
         records = store_as(LifetimeState).records
         record_replacements(state.metadata)
         state.output.completion = ", ".join(f"{r['episode']}: {r['outcome']}" for r in records)

@@ -138,6 +138,15 @@ def hazard_rows(records: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def trust_rows(records: pd.DataFrame) -> pd.DataFrame:
+    """The family's trust-gap rows: ``hazard_rows`` and, for ``memory=shared``
+    runs, a row per (writer, reader) pair (``shared.propagation_rows``)."""
+    from spatialstale_evals.lifetime.shared import propagation_rows
+
+    frames = [f for f in (hazard_rows(records), propagation_rows(records)) if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def records_from_logs(paths: Sequence[str]) -> pd.DataFrame:
     """One row per sample of lifelong logs: model, the task's grouping
     arguments, the lifetime, the sample's counts (``Score.metadata["counts"]``,
