@@ -20,11 +20,11 @@ pairs of the cell.
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any
 
 import pandas as pd
@@ -35,6 +35,7 @@ from spatialstale_evals.lifetime.arms import DEFAULT_MEMORY, MEMORY_ARMS, MEMORY
 from spatialstale_evals.lifetime.gain import base_config, lifetime_rates
 from spatialstale_evals.lifetime.measures import CLASSES, balanced
 from spatialstale_evals.lifetime.scoring import pooled_ratio, ratio, totals
+from spatialstale_evals.lifetime.solver import LifelongSettings
 
 #: The label of the arm every other is measured against.
 WITHOUT = "memory=none"
@@ -42,10 +43,9 @@ CELL = ("model", "config", "regime")
 
 
 def _defaults() -> dict[str, Any]:
-    from spatialstale_evals.lifelong import lifelong
-
-    params = inspect.signature(lifelong).parameters
-    return {name: params[name].default for name in MEMORY_PARAMETERS if name in params}
+    """The memory parameters' defaults, as the task's settings hold them (``LifelongSettings``)."""
+    found = {f.name: f.default for f in fields(LifelongSettings)}
+    return {name: found[name] for name in MEMORY_PARAMETERS if name in found}
 
 
 def architecture_of(task_args: Mapping[str, Any]) -> str:

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
-from inspect_ai.model import Model, get_model
+from inspect_ai.model import Model
 
 from spatialstale_evals.lifetime import prompts
 from spatialstale_evals.lifetime.measures import CLASSES, balanced
@@ -72,11 +72,10 @@ def system_prompt(settings: Any, author: str) -> str:
     return text
 
 
-def agent_models(settings: Any, model: Model) -> dict[str, Model]:
+def agent_models(settings: Any, model: Model, scout: Model) -> dict[str, Model]:
     """The model of each author: the task's for the walker; for the scout,
-    under ``memory=shared``, the model role ``scout`` (default the task's)."""
-    scout = get_model(role=SCOUT_ROLE, default=model) if settings.memory == "shared" else model
-    return {"walker": model, "scout": scout}
+    under ``memory=shared``, ``scout`` (the model role, default the task's)."""
+    return {"walker": model, "scout": scout if settings.memory == "shared" else model}
 
 
 def _distances(grid: Grid, source: Cell) -> dict[Cell, int]:
@@ -188,33 +187,3 @@ def shared_counts(record: Mapping[str, Any]) -> dict[str, float]:
     for writer, prop in shared["propagation"].items():
         counts |= {f"prop_{writer}_{shared['author']}_{k}": float(v) for k, v in prop.items()}
     return counts
-
-
-def propagation_rows(records: Any) -> Any:
-    """The trust-gap view's rows of ``memory=shared`` runs (``tables.hazard_rows``
-    beside them): per group (model, config, regime ...) and (writer, reader)
-    pair, the sample counts' propagation counts pooled (``prop_<writer>_<reader>_*``),
-    and ``acted_on_rate``, acted on / stale read (NaN with none)."""
-    import pandas as pd
-
-    from spatialstale_evals.lifetime.scoring import ratio, totals
-    from spatialstale_evals.lifetime.tables import GROUPS, _value
-
-    if records is None or records.empty:
-        return pd.DataFrame()
-    keys = [g for g in GROUPS if g in records.columns]
-    groups = records.groupby(keys, dropna=False, sort=True) if keys else [((), records)]
-    rows = []
-    for key, frame in groups:
-        summed = totals(_value(v) for v in frame["value"] if v is not None)
-        label = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
-        for writer in WRITERS:
-            for reader in AUTHORS:
-                prefix = f"prop_{writer}_{reader}_"
-                if not any(k.startswith(prefix) for k in summed):
-                    continue
-                counts = {k: summed.get(prefix + k, 0.0) for k in PROPAGATION_KEYS}
-                rows.append(label | {"writer": writer, "reader": reader, "samples": len(frame),
-                                     "episodes": summed.get("played", 0.0), **counts,
-                                     "acted_on_rate": ratio(counts["acted_on"], counts["stale_read"])})  # fmt: skip
-    return pd.DataFrame(rows)

@@ -61,6 +61,7 @@ from spatialstale_evals.lifetime.records import episode_record, note_audit
 from spatialstale_evals.lifetime.samples import LifetimeSet
 from spatialstale_evals.lifetime.shared import (
     AUTHORS,
+    SCOUT_ROLE,
     agent_models,
     author_of,
     by_author,
@@ -431,7 +432,7 @@ def lifelong_loop(
             session = Session(provenance=settings.provenance, height=life.height, width=life.width)
             session.ledger.seed(memory_store.files)
             memory_tool = runtime_memory(memory_tool, session)
-        models = agent_models(settings, model)
+        models = agent_models(settings, model, get_model(role=SCOUT_ROLE, default=model))
         state.messages = []
         lifetime = None
         if settings.arm.carries_conversation:

@@ -36,6 +36,7 @@ from spatialstale_evals.lifetime.architecture import architecture_of, architectu
 from spatialstale_evals.lifetime.gain import memory_gain_table, memory_of, spl_terms
 from spatialstale_evals.lifetime.notes import DEATH_CAUSES
 from spatialstale_evals.lifetime.scoring import pooled_ratio, ratio, totals
+from spatialstale_evals.lifetime.shared import AUTHORS, PROPAGATION_KEYS, WRITERS
 
 #: Grouping columns used when present, in this order.
 #: (``config``: the report's label of every non-default task argument, so two configurations are never pooled.)
@@ -140,11 +141,34 @@ def hazard_rows(records: pd.DataFrame) -> pd.DataFrame:
 
 def trust_rows(records: pd.DataFrame) -> pd.DataFrame:
     """The family's trust-gap rows: ``hazard_rows`` and, for ``memory=shared``
-    runs, a row per (writer, reader) pair (``shared.propagation_rows``)."""
-    from spatialstale_evals.lifetime.shared import propagation_rows
-
+    runs, a row per (writer, reader) pair (``propagation_rows``)."""
     frames = [f for f in (hazard_rows(records), propagation_rows(records)) if not f.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def propagation_rows(records: pd.DataFrame) -> pd.DataFrame:
+    """The trust-gap view's rows of ``memory=shared`` runs (``hazard_rows``
+    beside them): per group (model, config, regime ...) and (writer, reader)
+    pair, the sample counts' propagation counts pooled (``prop_<writer>_<reader>_*``),
+    and ``acted_on_rate``, acted on / stale read (NaN with none)."""
+    if records is None or records.empty:
+        return pd.DataFrame()
+    keys = [g for g in GROUPS if g in records.columns]
+    groups = records.groupby(keys, dropna=False, sort=True) if keys else [((), records)]
+    rows = []
+    for key, frame in groups:
+        summed = totals(_value(v) for v in frame["value"] if v is not None)
+        label = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        for writer in WRITERS:
+            for reader in AUTHORS:
+                prefix = f"prop_{writer}_{reader}_"
+                if not any(k.startswith(prefix) for k in summed):
+                    continue
+                counts = {k: summed.get(prefix + k, 0.0) for k in PROPAGATION_KEYS}
+                rows.append(label | {"writer": writer, "reader": reader, "samples": len(frame),
+                                     "episodes": summed.get("played", 0.0), **counts,
+                                     "acted_on_rate": ratio(counts["acted_on"], counts["stale_read"])})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def records_from_logs(paths: Sequence[str]) -> pd.DataFrame:

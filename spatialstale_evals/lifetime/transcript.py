@@ -35,8 +35,16 @@ from typing import Any, Literal, get_args
 import inspect_ai.model as inspect_model
 from inspect_ai.event import CompactionEvent
 from inspect_ai.log import transcript
-from inspect_ai.model import ChatMessage, ChatMessageUser, Compact, CompactionStrategy, Model, ModelOutput, compaction
-from inspect_ai.model._compaction.types import CompactionResult
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageUser,
+    Compact,
+    CompactionResult,
+    CompactionStrategy,
+    Model,
+    ModelOutput,
+    compaction,
+)
 from inspect_ai.tool import ToolInfo
 from inspect_ai.util import store_as
 
