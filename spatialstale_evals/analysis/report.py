@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,7 +26,7 @@ from spatialstale_evals.analysis import logs as logs_mod
 from spatialstale_evals.analysis.families import extra_sections, plain_markdown
 from spatialstale_evals.analysis.layout import Spec, main_tables, missing, specs, titles
 from spatialstale_evals.analysis.notes import notes
-from spatialstale_evals.harness.family import families
+from spatialstale_evals.harness.family import TaskFamily, families
 
 REPORT_FILE = "REPORT.md"
 #: The sections of the fixed layout that read several families, after the
@@ -211,14 +211,39 @@ def render_markdown(
     return "\n".join(lines), rendered
 
 
-def family_plots(report_tables: dict[str, pd.DataFrame], out_dir: Path) -> list[Path]:
-    """The plots of every family that declares its own (``TaskFamily.plots``), from its report tables."""
+def own_tables(family: TaskFamily, report_tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The family's report tables by key: those of its ``layout_tables`` in the
+    fixed layout, and those of its own section (``<family>:<key>``) outside it."""
+    prefix = f"{family.name}:"
+    own = {key: report_tables[key] for key in family.layout_tables if key in report_tables}
+    return own | {key[len(prefix) :]: t for key, t in report_tables.items() if key.startswith(prefix)}
+
+
+def family_plots(
+    chosen: Sequence[TaskFamily], report_tables: Mapping[str, pd.DataFrame], logset: logs_mod.LogSet, out_dir: Path
+) -> list[Path]:
+    """The plots of each family of ``chosen`` that has records and declares its own
+    (``TaskFamily.plots``), from its report tables and records, in order."""
     written: list[Path] = []
-    for name, family in families().items():
-        own = {key.split(":", 1)[1]: t for key, t in report_tables.items() if key.startswith(f"{name}:")}
-        if family.plots is not None and any(not t.empty for t in own.values()):
-            written += [Path(p) for p in family.plots(own, out_dir)]
+    for family in chosen:
+        records = logset.records.get(family.name, pd.DataFrame())
+        if family.plots is not None and not records.empty:
+            written += [Path(p) for p in family.plots(own_tables(family, report_tables), records, out_dir)]
     return written
+
+
+def draw_plots(report_tables: Mapping[str, pd.DataFrame], logset: logs_mod.LogSet, out_dir: Path) -> list[Path]:
+    """Every plot, in the order of the report's sections: the plots of the
+    families in the fixed layout (registration order), the report's own
+    (``analysis/plots.py``: the trust gap against capability), then the plots
+    of the families with a section of their own."""
+    registered = list(families().values())
+    shared = plots.tax_vs_capability(report_tables["tax"], out_dir / plots.FILE)
+    return [
+        *family_plots([f for f in registered if f.in_report_layout], report_tables, logset, out_dir),
+        *([shared] if shared is not None else []),
+        *family_plots([f for f in registered if not f.in_report_layout], report_tables, logset, out_dir),
+    ]
 
 
 def build_report(
@@ -233,17 +258,7 @@ def build_report(
     logset = logs_mod.load(log_dir)
     report_tables = compute_tables(logset, alpha, info)
     out_dir.mkdir(parents=True, exist_ok=True)
-    plot_files = [
-        p
-        for p in (
-            plots.f1_by_regime(report_tables["detection"], out_dir / "f1_by_regime.png"),
-            plots.outcomes_by_strategy(report_tables["navigation"], out_dir / "outcomes_by_strategy.png"),
-            plots.trajectory_lengths(logset.navigate, out_dir / "trajectory_lengths.png"),
-            plots.tax_vs_capability(report_tables["tax"], out_dir / "tax_vs_capability.png"),
-        )
-        if p is not None
-    ]
-    plot_files += family_plots(report_tables, out_dir)
+    plot_files = draw_plots(report_tables, logset, out_dir)
     text_md, rendered = render_markdown(report_tables, logset, log_dir, alpha, plot_files)
     markdown = out_dir / REPORT_FILE
     markdown.write_text(text_md, encoding="utf-8")

@@ -1,11 +1,12 @@
 """The ``detect`` family's registry entry: what the matrix runs (once per
 seed, per modality, at the matrix's batch size), its exact cost, and what a
 report record keeps (every count of the score, the windows' flags; the
-instance and its windows' truth)."""
+instance and its windows' truth), and its report tables and plot."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from spatialstale_evals.detection.cost import estimate, settings_of
@@ -27,12 +28,20 @@ def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mappi
     return {**value, "f1": value.get("f1", 0.0), "windows_flagged": detail["windows"]}
 
 
+def plots(tables: Mapping[str, Any], records: Any, out_dir: Path) -> list[Path]:
+    """F1 by regime and modality (``detection/plots.py``, imported only when a report is drawn)."""
+    from spatialstale_evals.detection.plots import plot
+
+    return plot(tables, records, out_dir)
+
+
 FAMILY = register_family(
     TaskFamily(
         name="detect",
         scorer="detection_scorer",
         report_sections=(("Detection", tuple(TABLES)),),
         layout_tables=TABLES,
+        plots=plots,
         dimensions=("regime", "modality"),
         exclude=HEAVY_FIELDS,  # the store is read: it holds the instance
         detail=detail,

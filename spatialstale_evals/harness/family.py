@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from spatialstale_evals.harness.cost import Cost
@@ -58,6 +59,8 @@ MatrixArguments = Callable[[MatrixSpecLike], Iterable[tuple[dict[str, Any], int]
 #: cost of the agent and the roles together; exact estimates give low == high. Each stand-in sums its own
 #: calls (``StandIn.cost``), so a caller reads the agent's and each role's share off them.
 Estimate = Callable[..., tuple[Cost, Cost]]
+#: A family's report plots: (its report tables by key, its records, the report's folder) -> the PNG files written.
+Plots = Callable[[Mapping[str, Any], Any, Path], Sequence[Path]]
 #: A family's scripted agent: (messages, tools, seed) -> a text reply or a ``ModelOutput``.
 ScriptedAgent = Callable[[list[Any], list[Any], int], Any]
 #: A family's reply to a built-in scripted policy's request (``harness.scripted_turn.ScriptedTurn``):
@@ -130,8 +133,13 @@ class TaskFamily:
             family's records, its columns, title, note and empty text.
         tables: The report tables of a family outside the fixed layout, from its
             records (a DataFrame): ``{key: (title, table)}``, shown in its own section.
-        plots: The family's own report plots: (its tables by key, as ``tables``
-            gives them; the report's folder) -> the PNG files written there.
+        plots: The family's own report plots (``Plots``): (its report tables by
+            key, its records, the report's folder) -> the PNG files written
+            there, in the order the report shows them. Its tables are those of
+            ``layout_tables`` for a family in the fixed layout, else those of
+            ``tables`` (or the summary). Called only for a family with records;
+            an entry imports its plot module inside this function, so reading
+            the registry loads no plotting library.
         trust_gap: The family's rows of the report's trust-gap view from its
             records: per model, config and regime, how often the agent acted on
             a false claim that could kill it (columns ``samples``, ``episodes``,
@@ -168,7 +176,7 @@ class TaskFamily:
     report_sections: tuple[tuple[str, tuple[str, ...]], ...] = ()
     layout_tables: Mapping[str, ReportTable] = field(default_factory=dict)
     tables: Callable[[Any], Mapping[str, tuple[str, Any]]] | None = None
-    plots: Callable[[Mapping[str, Any], Any], Sequence[Any]] | None = None
+    plots: Plots | None = None
     trust_gap: Callable[[Any], Any] | None = None
     scripted_agents: Mapping[str, ScriptedAgent] = field(default_factory=dict)
     scripted_reply: ScriptedReply | None = None

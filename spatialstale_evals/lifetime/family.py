@@ -9,6 +9,7 @@ scripted agents (``lifetime/scripted.py``: ``diligent``, ``write_once``,
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -18,7 +19,6 @@ from spatialstale_evals.harness.family import Example, MatrixSpecLike, TaskFamil
 from spatialstale_evals.lifetime.architecture import architecture_of, keeps_notes
 from spatialstale_evals.lifetime.cost import estimate_lifetime_cost
 from spatialstale_evals.lifetime.gain import memory_of, spl_terms
-from spatialstale_evals.lifetime.plots import plot
 from spatialstale_evals.lifetime.scripted import LIFETIME_AGENTS, builtin_reply, lifetime_output
 from spatialstale_evals.lifetime.tables import acted_on_counts, lifetime_tables, trust_rows
 from spatialstale_evals.world import lifetimes
@@ -83,6 +83,13 @@ def tables(records: pd.DataFrame) -> dict[str, tuple[str, pd.DataFrame]]:
     return {key: (TITLES.get(key, key), table.reset_index()) for key, table in lifetime_tables(records).items()}
 
 
+def plots(tables: Mapping[str, Any], records: Any, out_dir: Path) -> list[Path]:
+    """SPL and ``note_balanced`` by episode (``lifetime/plots.py``, imported only when a report is drawn)."""
+    from spatialstale_evals.lifetime.plots import plot
+
+    return plot(tables, records, out_dir)
+
+
 def _agent(name: str) -> Any:
     return lambda messages, tools, seed: lifetime_output(name, name, messages, tools)
 
@@ -98,7 +105,7 @@ FAMILY = register_family(
         estimate=estimate,
         in_default_matrix=False,
         tables=tables,
-        plots=plot,
+        plots=plots,
         trust_gap=trust_rows,
         scripted_agents={name: _agent(name) for name in LIFETIME_AGENTS},
         scripted_reply=builtin_reply,

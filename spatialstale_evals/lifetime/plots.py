@@ -8,7 +8,8 @@ falling under L1-L3.
 episode, value), from the report's tables ``spl_by_episode`` and
 ``note_balanced_by_episode`` (``tables.lifetime_tables``); ``draw`` draws
 exactly those rows; ``plot`` writes the PNG (matplotlib's Agg backend, no
-display needed).
+display needed). The family's registry entry draws it through
+``TaskFamily.plots``, importing this module only then.
 """
 
 from __future__ import annotations
@@ -115,9 +116,10 @@ def draw(points: pd.DataFrame) -> plt.Figure | None:
     return fig
 
 
-def plot(tables: Mapping[str, pd.DataFrame], out_dir: Path) -> list[Path]:
-    """Write ``FILE`` into ``out_dir`` from the report's lifelong tables; the
-    files written (none without data)."""
+def plot(tables: Mapping[str, pd.DataFrame], records: pd.DataFrame, out_dir: Path) -> list[Path]:
+    """Write ``FILE`` into ``out_dir`` from the report's lifelong tables (the
+    records are not read: the tables hold every point); the files written
+    (none without data)."""
     fig = draw(curves(tables))
     if fig is None:
         return []

@@ -1,11 +1,13 @@
 """The ``navigate`` family's registry entry: what the matrix runs (per
 strategy and navigation modality, ``epochs`` episodes per seed), its cost
 bounds, and what a report record keeps (the episode's counts, outcome,
-trajectory and death cell; the strategy's arm and the memory factors)."""
+trajectory and death cell; the strategy's arm and the memory factors), and
+its report tables and plots."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from spatialstale_evals.harness.family import Example, MatrixSpecLike, TaskFamily, register_family
@@ -35,6 +37,13 @@ def record(task_args: Mapping[str, Any], value: Mapping[str, Any], detail: Mappi
     }
 
 
+def plots(tables: Mapping[str, Any], records: Any, out_dir: Path) -> list[Path]:
+    """Outcomes by strategy and trajectory lengths (``navigation/plots.py``, imported only when a report is drawn)."""
+    from spatialstale_evals.navigation.plots import plot
+
+    return plot(tables, records, out_dir)
+
+
 FAMILY = register_family(
     TaskFamily(
         name="navigate",
@@ -46,6 +55,7 @@ FAMILY = register_family(
             (ACCESS_SECTION, ("navigate_access",)),
         ),
         layout_tables=TABLES,
+        plots=plots,
         unit="episode",
         dimensions=("regime", "strategy", "modality"),
         detail=detail,
