@@ -4,9 +4,10 @@ cost, the ``matrix`` command offers it, and the report shows a section for it
 whose numbers are recomputed here from the dataset. A metric registered here
 (``toy_odd_share``) is logged by the run, and the family's own report table
 (``TaskFamily.tables``) reaches the report, as does a table of the report's
-fixed layout with its columns and note (``TaskFamily.layout_tables``); the
-family's example (``TaskFamily.example``) is run by the example report and
-the screenshots: all with no package edit either."""
+fixed layout with its columns and note (``TaskFamily.layout_tables``), and
+the family's own plot (``TaskFamily.plots``), in either place; the family's
+example (``TaskFamily.example``) is run by the example report and the
+screenshots: all with no package edit either."""
 
 from __future__ import annotations
 
@@ -159,6 +160,33 @@ TOY_LAYOUT = {
 }
 
 
+#: What the toy family's plot was handed, one entry a report: (its tables by key, its records).
+TOY_PLOTTED: list[tuple[dict[str, Any], Any]] = []
+TOY_PLOT = "toy_odd.png"
+
+
+def toy_plot(tables: Any, records: Any, out_dir: Path) -> list[Path]:
+    """The toy family's own plot: its odd-hole samples per regime as bars, from the
+    table it is handed (whichever key it has: its section's or the fixed layout's)."""
+    from spatialstale_evals.harness.report_plots import plt, save
+
+    TOY_PLOTTED.append((dict(tables), records))
+    (table,) = tables.values()
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.bar(table["regime"], table["odd"])
+    return [save(fig, out_dir / TOY_PLOT)]
+
+
+def shows_toy_plot(report: Any) -> bool:
+    """The toy plot is among the report's plots, written as a PNG, and shown in its Markdown."""
+    path = report.out_dir / TOY_PLOT
+    return (
+        path in report.plots
+        and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        and f"![toy_odd]({TOY_PLOT})" in report.markdown.read_text(encoding="utf-8")
+    )
+
+
 def benchmark(name: str) -> ModuleType:
     """A script of ``benchmarks/`` as a module."""
     spec = importlib.util.spec_from_file_location(
@@ -174,7 +202,8 @@ def benchmark(name: str) -> ModuleType:
 def test_a_registered_metric_and_table_reach_the_log_the_plan_and_the_report(
     toy_family: TaskFamily, tmp_path: Path
 ) -> None:
-    register_family(dataclasses.replace(toy_family, tables=toy_tables))
+    TOY_PLOTTED.clear()
+    register_family(dataclasses.replace(toy_family, tables=toy_tables, plots=toy_plot))
     spec = MatrixSpec(models=["mockllm/model"], regimes=["L1"], families=[NAME], seeds=5)
     assert f"| {NAME} L1 | 5 |" in format_plan(spec, plan(spec))  # the dry run plans it
     done, _ = run_matrix(spec, tmp_path / "logs", display="none")
@@ -187,10 +216,16 @@ def test_a_registered_metric_and_table_reach_the_log_the_plan_and_the_report(
     table = report.tables[f"{NAME}:parity"]
     assert table[["regime", "odd"]].values.tolist() == [["L1", odd]]
     assert "Toy: samples with an odd number of holes" in report.markdown.read_text(encoding="utf-8")
+    # its plot, drawn from its own section's table and its records
+    assert shows_toy_plot(report)
+    ((handed, records),) = TOY_PLOTTED
+    assert list(handed) == ["parity"] and handed["parity"].equals(table) and len(records) == 5
 
     # the same table in the fixed layout, in a section of the family's own, with its columns and note
     register_family(
-        dataclasses.replace(toy_family, layout_tables=TOY_LAYOUT, report_sections=(("Toy holes", ("toy_parity",)),))
+        dataclasses.replace(
+            toy_family, layout_tables=TOY_LAYOUT, report_sections=(("Toy holes", ("toy_parity",)),), plots=toy_plot
+        )
     )
     report = build_report(tmp_path / "logs", tmp_path / "report")
     text = report.markdown.read_text(encoding="utf-8")
@@ -201,6 +236,9 @@ def test_a_registered_metric_and_table_reach_the_log_the_plan_and_the_report(
     # after the suite's families' sections (in registration order), before the shared statistics
     assert text.index("## Probes") < text.index("## Toy holes") < text.index("## Statistics")
     assert f"## Task `{NAME}`" not in text
+    # its plot, now drawn from its table of the fixed layout
+    assert shows_toy_plot(report)
+    assert list(TOY_PLOTTED[-1][0]) == ["toy_parity"] and TOY_PLOTTED[-1][0]["toy_parity"]["odd"].tolist() == [odd]
 
 
 def test_a_registered_example_reaches_the_example_report_and_the_screenshots(

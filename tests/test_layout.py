@@ -209,3 +209,15 @@ def test_building_a_task_loads_no_module_of_another_family(task: str) -> None:
     )
     assert f"{PKG}.{task}" in loaded and any(in_package(m, family_packages()[task]) for m in loaded)
     assert not wrong, f"building {task} loaded {wrong}"
+
+
+def test_reading_the_registry_loads_no_plotting_library() -> None:
+    """A family's plots are drawn by a module its entry imports only when a report
+    is drawn (``TaskFamily.plots``): reading the registry, as the scripted provider
+    and the run matrix do in every interpreter, loads no matplotlib."""
+    code = (
+        "import sys; from spatialstale_evals.harness.family import families; families(); "
+        "print(sorted(m for m in sys.modules if m == 'matplotlib' or m.endswith('.plots') or m.endswith('_plots')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -1,7 +1,8 @@
-"""The report's outcome plots: the legend's colours are the outcomes' own
-whichever panels have data, a panel without runs says so instead of
-showing ticks that mean nothing, and no legend hides a bar or falls off the
-figure (checked on the drawn figure, bar by bar)."""
+"""The families' report plots (``detection/plots.py``, ``navigation/plots.py``):
+the outcome legend's colours are the outcomes' own whichever panels have data,
+a panel without runs says so instead of showing ticks that mean nothing, and no
+legend hides a bar or falls off the figure (checked on the drawn figure, bar by
+bar)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import matplotlib.colors as mcolors
 import pandas as pd
 import pytest
 
-from spatialstale_evals.analysis import plots
+from spatialstale_evals.detection import plots as detection_plots
+from spatialstale_evals.harness import report_plots
+from spatialstale_evals.navigation import plots
 
 #: The outcome colours, from the specification's palette: success as the start cell, death as a hole, timeout as ice.
 EXPECTED = {"success": "#2e8b57", "death": "#202020", "timeout": "#a8c8e8"}
@@ -21,7 +24,7 @@ EXPECTED = {"success": "#2e8b57", "death": "#202020", "timeout": "#a8c8e8"}
 @pytest.fixture
 def figures(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     kept: list[Any] = []
-    monkeypatch.setattr(plots, "_save", lambda fig, path: kept.append(fig) or path)
+    monkeypatch.setattr(report_plots, "save", lambda fig, path: kept.append(fig) or path)
     return kept
 
 
@@ -118,7 +121,7 @@ def full_detection() -> pd.DataFrame:
 def drawn(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The figures as written to disk (laid out and drawn), kept open for inspection."""
     kept: list[Any] = []
-    monkeypatch.setattr(plots.plt, "close", lambda fig: kept.append(fig))
+    monkeypatch.setattr(report_plots.plt, "close", lambda fig: kept.append(fig))
     return kept
 
 
@@ -142,7 +145,7 @@ def hidden_bars(fig: Any) -> list[str]:
 
 @pytest.mark.parametrize(
     ("plot", "data"),
-    [(plots.outcomes_by_strategy, full_navigation), (plots.f1_by_regime, full_detection)],
+    [(plots.outcomes_by_strategy, full_navigation), (detection_plots.f1_by_regime, full_detection)],
     ids=["outcomes_by_strategy", "f1_by_regime"],
 )
 def test_no_legend_hides_a_bar(plot: Any, data: Any, drawn: list[Any], tmp_path: Path) -> None:
