@@ -21,9 +21,9 @@ import pandas as pd
 
 from spatialstale_evals.harness import report_tables
 from spatialstale_evals.harness.report_tables import nan, order, ratio
-from spatialstale_evals.navigation.tables import ORDER, OUTCOMES
+from spatialstale_evals.navigation.tables import ORDER
 
-__all__ = ["ORDER", "OUTCOMES", "nan", "order", "ratio", "sort_table"]
+__all__ = ["ORDER", "nan", "order", "ratio", "sort_table"]
 
 
 def sort_table(df: pd.DataFrame, extra: Mapping[str, Iterable[str]] | None = None) -> pd.DataFrame:
