@@ -432,7 +432,7 @@ def test_the_estimate_is_exact_for_the_observer(conversation: str, tmp_path) -> 
 def test_the_matrix_plans_probe_tasks_on_request() -> None:
     from spatialstale_evals.runs.matrix import MatrixSpec, plan
 
-    spec = MatrixSpec(models=["m"], regimes=["L1"], modalities=["text", "image"], families=["probe"], seeds=2)
+    spec = MatrixSpec(models=["m"], regimes=["L1"], axes={"modalities": ["text", "image"]}, families=["probe"], seeds=2)
     planned = plan(spec, estimate=False)
     assert [t.name for t in planned] == ["probe L1 text", "probe L1 image"]
     assert "probe" not in MatrixSpec(models=["m"]).families, "the paper's matrix stays the paper's"
