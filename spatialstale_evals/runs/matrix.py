@@ -60,7 +60,7 @@ from spatialstale_evals.runs.axes import (
     shared_default,
     task_of,
 )
-from spatialstale_evals.runs.cost import estimate
+from spatialstale_evals.runs.cost import estimate_cost
 from spatialstale_evals.runs.guard import check_logs_readable, matrix_lock
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.regimes import REGIMES
@@ -224,7 +224,7 @@ def family_tasks(
     spec: MatrixSpec,
     regime: str,
     instances: Sequence[Instance],
-    estimate_cost: bool,
+    with_cost: bool,
     skipped: list[str],
 ) -> list[PlannedTask]:
     """The tasks of one family for one regime: each of its matrix arguments
@@ -241,8 +241,8 @@ def family_tasks(
                 args |= {"epochs": epochs} if "epochs" in takes else {}
                 task = _planned(family.name, args, axes, factors, len(instances), epochs, skipped)
                 if task is not None:
-                    if estimate_cost:
-                        task.cost_min, task.cost = estimate(family.name, instances, **args, **factors)
+                    if with_cost:
+                        task.cost_min, task.cost = estimate_cost(family.name, instances, **args, **factors)
                     planned.append(task)
     return planned
 
