@@ -75,7 +75,7 @@ def navigate_rate(
 def matrix_rate(latency_ms: int, connections: int) -> tuple[int, int, float, float]:
     """(tasks, calls, wall seconds, CPU seconds) of a small matrix: detect and the paper's five strategies on L1."""
     spec = MatrixSpec(
-        models=["spatialstale/observer"], regimes=["L1"], modalities=["text"], seeds=connections, epochs=1
+        models=["spatialstale/observer"], regimes=["L1"], axes={"modalities": ["text"]}, seeds=connections, epochs=1
     )
     tasks = len(plan(spec, estimate=False))
     with tempfile.TemporaryDirectory() as log_dir:

@@ -669,12 +669,11 @@ def test_dry_run_makes_no_model_call_and_estimates_real_usage(
     spec = matrix.MatrixSpec(
         models=[MEMORY],
         regimes=["L1", "L2"],
-        modalities=["text"],
-        strategies=["no_filter", "omcd"],
+        axes={"modalities": ["text"], "strategies": ["no_filter", "omcd"]},
         seeds=SEEDS,
         epochs=EPOCHS,
     )
-    planned = {(t.family, t.regime, t.strategy): t for t in matrix.plan(spec)}
+    planned = {(t.family, t.regime, t.task_args.get("strategy")): t for t in matrix.plan(spec)}
     for log in _full_logs(scripted):
         if log.eval.model != MEMORY:
             continue

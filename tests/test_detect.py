@@ -34,7 +34,7 @@ from PIL import Image
 from spatialstale_evals.detect import detect
 from spatialstale_evals.detection.windows import audit_windows
 from spatialstale_evals.harness.samples import InstanceSet
-from spatialstale_evals.runs.cost import detect_settings
+from spatialstale_evals.runs.cost import task_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = ROOT / "spatialstale_evals" / "data" / "spatialstale-v1"
@@ -756,7 +756,9 @@ def test_audit_windows_solver_leaves_one_record_per_window(tmp_path):
     window, at the L3 event steps, each a full audit of all 64 entries."""
     auditor = Auditor(text_perfect)
     instances = InstanceSet.load(None, "L3")
-    task = Task(dataset=detect(regime="L3").dataset, solver=audit_windows(instances, detect_settings(batch_size=64)))
+    task = Task(
+        dataset=detect(regime="L3").dataset, solver=audit_windows(instances, task_settings("detect", batch_size=64))
+    )
     log = run(task, auditor.model(), log_dir=str(tmp_path), limit=3)
     by_id = {inst["id"]: inst for inst in load_jsonl("L3")[:3]}
     assert len(auditor.calls) == sum(len(i["events"]) for i in by_id.values())

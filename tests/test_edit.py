@@ -181,10 +181,10 @@ def test_the_edit_schema_reaches_the_request(tmp_path: Path) -> None:
 
 
 def test_the_detect_estimate_stays_exact_for_edits(tmp_path: Path) -> None:
-    from spatialstale_evals.runs.cost import estimate_detect
+    from spatialstale_evals.runs.cost import estimate_cost
 
     log = run(detect(regime="L3", output="edit"), limit=2, log_dir=str(tmp_path))
-    cost = estimate_detect(dataset.load(None, "L3")[:2], regime="L3", output="edit")
+    cost = estimate_cost("detect", dataset.load(None, "L3")[:2], regime="L3", output="edit")[1]
     usage = log.stats.model_usage["spatialstale/observer"]
     assert (cost.input_tokens, cost.output_tokens) == (usage.input_tokens, usage.output_tokens)
 
@@ -279,12 +279,12 @@ def test_correct_under_l3_and_partial_view_corrects_only_what_was_audited(tmp_pa
 
 def test_the_first_step_estimate_is_exact_for_correct(tmp_path: Path) -> None:
     from spatialstale_evals.navigation.cost import step_prompt_tokens
-    from spatialstale_evals.runs.cost import navigate_settings
+    from spatialstale_evals.runs.cost import task_settings
 
     args = {"strategy": "omcd", "output": "edit", "filter_mode": "correct", "regime": "L2"}
     log = run(navigate(**args, max_steps=1), model="spatialstale/memory", limit=2, epochs=1, log_dir=str(tmp_path),
               model_roles={"auditor": "spatialstale/observer"})  # fmt: skip
-    settings = navigate_settings(**args)
+    settings = task_settings("navigate", **args)
     for sample, inst in zip(log.samples, dataset.load(None, "L2")[:2]):
         (step,) = [e for e in sample.events if e.event == "model" and e.tools]
         assert step.output.usage.input_tokens == step_prompt_tokens(inst, settings)

@@ -29,7 +29,7 @@ from spatialstale_evals.harness.counts import ConfusionCounts
 from spatialstale_evals.harness.memory_text import suffix, system_prompt, written
 from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.navigate import navigate
-from spatialstale_evals.runs.cost import estimate_detect
+from spatialstale_evals.runs.cost import estimate_cost
 from spatialstale_evals.scripted.api import ScriptedAPI, text_output
 from spatialstale_evals.world import dataset
 from spatialstale_evals.world.render import RenderStyle, decode_grid, render_png
@@ -448,7 +448,7 @@ def test_the_detect_estimate_prices_styles_and_notes_exactly(tmp_path: Path) -> 
     log = run(tmp_path, detect(**args), "spatialstale/observer", limit=2)
     tokens = sum(u.input_tokens for s in log.samples for u in s.model_usage.values())
     instances = dataset.load(None, "L3")[:2]
-    estimate = estimate_detect(instances, modality="text", batch_size=10, **args)
-    plain = estimate_detect(instances, modality="text", batch_size=10)
+    estimate = estimate_cost("detect", instances, modality="text", batch_size=10, **args)[1]
+    plain = estimate_cost("detect", instances, modality="text", batch_size=10)[1]
     assert estimate.input_tokens == tokens and estimate.input_tokens > plain.input_tokens
     assert suffix(instances[0].memory[0], [], "plain") == ""

@@ -7,7 +7,9 @@ whose numbers are recomputed here from the dataset. A metric registered here
 fixed layout with its columns and note (``TaskFamily.layout_tables``), and
 the family's own plot (``TaskFamily.plots``), in either place; the family's
 example (``TaskFamily.example``) is run by the example report and the
-screenshots: all with no package edit either."""
+screenshots; and an axis the family crosses (``TaskFamily.axes``) is an
+option of the ``matrix`` command and a column of its dry run: all with no
+package edit either."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from inspect_ai import Task, task
@@ -28,7 +30,14 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from spatialstale_evals.analysis.report import build_report
 from spatialstale_evals.harness.cost import Cost
-from spatialstale_evals.harness.family import Example, TaskFamily, families, register_family, unregister_family
+from spatialstale_evals.harness.family import (
+    Example,
+    MatrixAxis,
+    TaskFamily,
+    families,
+    register_family,
+    unregister_family,
+)
 from spatialstale_evals.harness.report_layout import ReportTable, integer, labels
 from spatialstale_evals.runs.matrix import MatrixSpec, format_plan, matrix_families, plan, run_matrix
 from spatialstale_evals.world import dataset
@@ -64,13 +73,24 @@ def toy_holes_scorer():  # noqa: ANN201 - Inspect's scorer factory protocol
     return score
 
 
+#: Which rows of the grid the toy task counts: its own matrix axis (``HALVES``).
+Rows = Literal["all", "top", "bottom"]
+
+
 @task
-def toy_holes(regime: str = "L1", dataset: str | None = None, size: str = "8x8") -> Task:
-    """Counts the holes of each instance's final grid: a family with no model call."""
+def toy_holes(regime: str = "L1", dataset: str | None = None, size: str = "8x8", rows: Rows = "all") -> Task:
+    """Counts the holes of each instance's final grid (of its top or bottom half: ``rows``):
+    a family with no model call."""
     from spatialstale_evals.world import dataset as world_dataset
 
+    def counted(grid: list[str]) -> list[str]:
+        half = len(grid) // 2
+        return {"all": grid, "top": grid[:half], "bottom": grid[half:]}[rows]
+
     samples = [
-        Sample(input=inst.id, id=inst.id, metadata={"holes": sum(row.count(HOLE) for row in inst.final_grid())})
+        Sample(
+            input=inst.id, id=inst.id, metadata={"holes": sum(row.count(HOLE) for row in counted(inst.final_grid()))}
+        )
         for inst in world_dataset.load(dataset, regime, size)
     ]
     return Task(
@@ -78,7 +98,7 @@ def toy_holes(regime: str = "L1", dataset: str | None = None, size: str = "8x8")
         solver=count_holes(),
         scorer=toy_holes_scorer(),
         name=NAME,
-        metadata={"task_family": NAME, "regime": regime},
+        metadata={"task_family": NAME, "regime": regime, "rows": rows},
     )
 
 
@@ -119,6 +139,47 @@ def test_the_matrix_command_offers_a_registered_family(toy_family: TaskFamily) -
 
     args = build_parser().parse_args(["matrix", "--model", "m", "--log-dir", "x", "--tasks", NAME, "detect"])
     assert args.tasks == [NAME, "detect"]
+
+
+#: The toy family's own matrix axis: the halves of the grid it counts (every choice of ``Rows`` unless told).
+HALVES = MatrixAxis("halves", "rows", label="half")
+
+
+def test_a_registered_familys_own_axis_is_an_option_and_crossed_in_the_dry_run(
+    toy_family: TaskFamily, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from spatialstale_evals import cli
+
+    register_family(dataclasses.replace(toy_family, axes=(HALVES,)))
+    argv = ["matrix", "--model", "m", "--log-dir", "x", "--tasks", NAME, "--regimes", "L1", "--seeds", "2"]
+    assert cli.main([*argv, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith(f"| {NAME} ")]
+    # every half the task's Literal names, by default; the family's cost for each
+    assert rows == [f"| {NAME} L1 {half} | 2 | 2 | 0 - 2 | 0 - 14 | 0 |" for half in ("all", "top", "bottom")]
+    assert cli.main([*argv, "--halves", "bottom", "top", "--dry-run"]) == 0
+    assert [line.split(" | ")[0] for line in capsys.readouterr().out.splitlines() if f"| {NAME} " in line] == [
+        f"| {NAME} L1 bottom",
+        f"| {NAME} L1 top",
+    ]
+    with pytest.raises(SystemExit):  # the option's choices are the task's Literal
+        cli.main([*argv, "--halves", "left", "--dry-run"])
+    assert "invalid choice: 'left'" in capsys.readouterr().err
+    # a factor may not name an axis's parameter; the spec names an unknown value by the axis's label
+    with pytest.raises(ValueError, match="own axes"):
+        plan(MatrixSpec(models=["m"], families=[NAME], factors={"rows": ["top"]}))
+    with pytest.raises(ValueError, match="unknown half left"):
+        plan(MatrixSpec(models=["m"], families=[NAME], axes={"halves": ["left"]}))
+    # each planned task counts its half: recounted here from the dataset's grids
+    planned = plan(MatrixSpec(models=["m"], regimes=["L2"], families=[NAME], seeds=3), estimate=False)
+    grids = [inst.final_grid() for inst in dataset.load(None, "L2")[:3]]
+    halves = {"all": slice(0, 8), "top": slice(0, 4), "bottom": slice(4, 8)}
+    for t in planned:
+        half = t.task_args["rows"]
+        assert t.axes == {"rows": half}
+        counts = [s.metadata["holes"] for s in t.task.dataset][:3]
+        assert counts == [sum(row.count(HOLE) for row in g[halves[half]]) for g in grids]
+    assert sorted(t.task_args["rows"] for t in planned) == ["all", "bottom", "top"]
 
 
 def test_a_registered_family_runs_in_the_matrix_and_has_a_report_section(
@@ -262,7 +323,10 @@ def test_a_registered_example_reaches_the_example_report_and_the_screenshots(
 
 
 def test_unregistering_leaves_the_suite_as_it_was() -> None:
+    from spatialstale_evals.runs.axes import matrix_axes
+
     assert NAME not in families()
+    assert list(matrix_axes()) == ["modalities", "strategies", "nav_modalities"]
     assert list(families())[:4] == ["detect", "navigate", "probe", "stale"]
 
 

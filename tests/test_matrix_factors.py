@@ -22,7 +22,7 @@ def spec(**kwargs) -> MatrixSpec:
 def test_factors_cross_skip_what_does_not_apply_and_dedupe() -> None:
     planned = plan(
         spec(
-            strategies=["no_filter", "omcd"],
+            axes={"strategies": ["no_filter", "omcd"]},
             factors={"filter_mode": ["delete", "history"], "view_radius": [None, 1, 7]},
         ),
         estimate=False,
@@ -41,7 +41,7 @@ def test_factors_cross_skip_what_does_not_apply_and_dedupe() -> None:
 
 def test_the_estimate_follows_every_factor_and_bounds_a_run(tmp_path: Path) -> None:
     def cost(**factors):
-        (task,) = plan(spec(strategies=["omcd"], factors={k: [v] for k, v in factors.items()}))
+        (task,) = plan(spec(axes={"strategies": ["omcd"]}, factors={k: [v] for k, v in factors.items()}))
         return task.cost_min, task.cost
 
     base_low, base_high = cost()

@@ -15,7 +15,9 @@ from spatialstale_evals.navigate import navigate
 from spatialstale_evals.runs import matrix
 from spatialstale_evals.runs.matrix import GC_THRESHOLDS, MatrixSpec, run_matrix
 
-SPEC = dict(models=["spatialstale/observer"], regimes=["L3"], strategies=["omcd"], modalities=["text"], seeds=2)
+SPEC = dict(
+    models=["spatialstale/observer"], regimes=["L3"], axes={"strategies": ["omcd"], "modalities": ["text"]}, seeds=2
+)
 
 
 def sample_content(log_path: str) -> dict[tuple[str, int], Any]:

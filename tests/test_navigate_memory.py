@@ -178,8 +178,8 @@ def test_memory_access_is_a_matrix_factor_with_bounds_around_the_run(logs) -> No
 
     planned = plan(MatrixSpec(models=["m"], regimes=["L3"], families=["navigate"], seeds=LIMIT, epochs=1,
                               factors={"memory_access": ["prompt", "tool"]}))  # fmt: skip
-    named = {(t.strategy, t.factors["memory_access"]): t for t in planned}
-    strategies = {t.strategy for t in planned}
+    named = {(t.task_args["strategy"], t.factors["memory_access"]): t for t in planned}
+    strategies = {t.task_args["strategy"] for t in planned}
     assert set(named) == {(s, a) for s in strategies for a in ("prompt", "tool")} - {("no_memory", "tool")}
     assert any("no_memory shows no memory" in reason for reason in planned.skipped)
     used = logs["tool"][0].stats.model_usage["spatialstale/memory"]  # no_filter, the memory agent reading every step

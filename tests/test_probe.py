@@ -402,9 +402,9 @@ def test_the_solver_asks_only_the_dimensions_it_is_given(tmp_path) -> None:
     from spatialstale_evals.harness.samples import InstanceSet
     from spatialstale_evals.probing.probes import probe_targets
     from spatialstale_evals.probing.scoring import probe_scorer
-    from spatialstale_evals.runs.cost import probe_settings
+    from spatialstale_evals.runs.cost import task_settings
 
-    settings = probe_settings(dimensions="premise", targets_per_kind=1)
+    settings = task_settings("probe", dimensions="premise", targets_per_kind=1)
     task = Task(
         dataset=probe(regime="L3").dataset,
         solver=probe_targets(InstanceSet.load(None, "L3"), settings),
@@ -418,21 +418,21 @@ def test_the_solver_asks_only_the_dimensions_it_is_given(tmp_path) -> None:
 
 @pytest.mark.parametrize("conversation", ["independent", "shared"])
 def test_the_estimate_is_exact_for_the_observer(conversation: str, tmp_path) -> None:
-    from spatialstale_evals.runs.cost import estimate_probe
+    from spatialstale_evals.runs.cost import estimate_cost
 
     args = {"regime": "L2", "conversation": conversation}
     log = run(probe(**args), "spatialstale/observer", tmp_path, limit=3)
     tokens = sum(u.input_tokens for s in log.samples for u in s.model_usage.values())
     out = sum(u.output_tokens for s in log.samples for u in s.model_usage.values())
     calls = sum(1 for s in log.samples for e in s.events if e.event == "model")
-    estimate = estimate_probe(dataset.load(None, "L2")[:3], **args)
+    estimate = estimate_cost("probe", dataset.load(None, "L2")[:3], **args)[1]
     assert (estimate.calls, estimate.input_tokens, estimate.output_tokens) == (calls, tokens, out)
 
 
 def test_the_matrix_plans_probe_tasks_on_request() -> None:
     from spatialstale_evals.runs.matrix import MatrixSpec, plan
 
-    spec = MatrixSpec(models=["m"], regimes=["L1"], modalities=["text", "image"], families=["probe"], seeds=2)
+    spec = MatrixSpec(models=["m"], regimes=["L1"], axes={"modalities": ["text", "image"]}, families=["probe"], seeds=2)
     planned = plan(spec, estimate=False)
     assert [t.name for t in planned] == ["probe L1 text", "probe L1 image"]
     assert "probe" not in MatrixSpec(models=["m"]).families, "the paper's matrix stays the paper's"

@@ -27,7 +27,7 @@ from spatialstale_evals.navigate import navigate
 from spatialstale_evals.navigation import strategies
 from spatialstale_evals.navigation.cost import step_prompt_tokens
 from spatialstale_evals.navigation.strategies import STRATEGIES, JudgeRequest, MemoryPolicy, Verdict
-from spatialstale_evals.runs.cost import estimate_navigate, navigate_settings
+from spatialstale_evals.runs.cost import estimate_cost, task_settings
 from spatialstale_evals.runs.matrix import MatrixSpec
 from spatialstale_evals.world import dataset, regimes
 from spatialstale_evals.world.grid import flip_cells, has_path, mutable_cells
@@ -88,12 +88,15 @@ def test_a_strategy_registered_outside_the_package_runs_end_to_end(tmp_path: Pat
     # the run matrix asks the same policy: it makes no model call, so it costs steps only,
     # each step's prompt holding the view the policy leaves
     instances = dataset.load(None, "L1")[:3]
-    low, high = estimate_navigate(instances, epochs=1, strategy=toy_strategy, modality="text", batch_size=10)
+    low, high = estimate_cost("navigate", instances, epochs=1, strategy=toy_strategy, modality="text", batch_size=10)
     assert (low.calls, high.calls) == (sum(low_steps(r) for r in _rows("L1")[:3]), 3 * 50)
     for inst in instances:
         sample = next(s for s in log.samples if s.id == inst.id)
         first = next(e for e in sample.events if e.event == "model")
-        assert step_prompt_tokens(inst, navigate_settings(strategy=toy_strategy)) == first.output.usage.input_tokens
+        assert (
+            step_prompt_tokens(inst, task_settings("navigate", strategy=toy_strategy))
+            == first.output.usage.input_tokens
+        )
 
 
 def low_steps(row: dict) -> int:

@@ -366,7 +366,9 @@ def test_detect_16x16_runs_end_to_end(tmp_path):
 
 
 def test_matrix_size_option():
-    spec = MatrixSpec(models=["spatialstale/observer"], regimes=["L1"], modalities=["text"], families=["detect"])
+    spec = MatrixSpec(
+        models=["spatialstale/observer"], regimes=["L1"], axes={"modalities": ["text"]}, families=["detect"]
+    )
     (task,) = plan(MatrixSpec(**{**spec.__dict__, "size": "16x16", "seeds": 1}))
     assert task.task_args["size"] == "16x16" and task.task.metadata["size"] == "16x16"
     assert task.cost.calls == math.ceil(256 / 10)  # one window of 256 entries in batches of 10

@@ -234,7 +234,7 @@ def test_bad_memory_parameters_fail_before_any_call(args: dict, message: str) ->
 
 
 def test_the_estimate_is_the_logged_usage_and_the_bounds_hold(tool_logs: dict[str, EvalLog]) -> None:
-    from spatialstale_evals.runs.cost import estimate, stand_ins
+    from spatialstale_evals.runs.cost import estimate_cost, stand_ins
     from spatialstale_evals.stale_corpus.cost import stale_cost
 
     usage = tool_logs["stale-aware"].stats.model_usage["spatialstale/stale-aware"]
@@ -244,7 +244,7 @@ def test_the_estimate_is_the_logged_usage_and_the_bounds_hold(tool_logs: dict[st
     _, low, low_judge = stale_cost(model, roles["grader"], "low", path=str(MINI), memory_access="tool")
     _, high, high_judge = stale_cost(model, roles["grader"], "high", path=str(MINI), memory_access="tool")
     # the registry's contract (what the matrix reads): the bounds, the agent's and the grader's together
-    assert estimate("stale", (), path=str(MINI), memory_access="tool") == (low + low_judge, high + high_judge)
+    assert estimate_cost("stale", (), path=str(MINI), memory_access="tool") == (low + low_judge, high + high_judge)
     calls = [sum(len(sessions(r)) + 2 for _ in DIMS) for r in RAW]  # the folder, every file, the answer
     assert (low.calls, high.calls) == (2 * 3 * len(RAW), sum(calls))
     assert low.input_tokens < agent.input_tokens < high.input_tokens

@@ -160,12 +160,12 @@ def test_every_schema_field_is_one_the_prompt_asks_for() -> None:
 
 
 def test_the_detect_estimate_stays_exact_with_a_schema(tmp_path: Path) -> None:
-    from spatialstale_evals.runs.cost import estimate_detect
+    from spatialstale_evals.runs.cost import estimate_cost
     from spatialstale_evals.world import dataset
 
     log = run(
         detect(regime="L2", structured_output=True), model="spatialstale/observer", limit=2, log_dir=str(tmp_path)
     )
-    cost = estimate_detect(dataset.load(None, "L2")[:2], regime="L2", structured_output=True)
+    cost = estimate_cost("detect", dataset.load(None, "L2")[:2], regime="L2", structured_output=True)[1]
     usage = log.stats.model_usage["spatialstale/observer"]
     assert (cost.input_tokens, cost.output_tokens) == (usage.input_tokens, usage.output_tokens)

@@ -124,7 +124,7 @@ def test_no_memory_with_memory_section_factors_is_not_applicable() -> None:
             models=["m"],
             families=["navigate"],
             regimes=["L2"],
-            strategies=["no_filter", "no_memory"],
+            axes={"strategies": ["no_filter", "no_memory"]},
             factors={"memory_style": ["plain", "detailed"], "memory_framing": ["none", "warn"]},
         ),
         estimate=False,

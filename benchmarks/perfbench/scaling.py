@@ -21,7 +21,7 @@ from spatialstale_evals.navigate import navigate
 from spatialstale_evals.navigation.episode import Episode
 from spatialstale_evals.navigation.loop import step_message
 from spatialstale_evals.navigation.strategies import STRATEGIES
-from spatialstale_evals.runs.cost import audit_cost, estimate_detect
+from spatialstale_evals.runs.cost import audit_cost, estimate_cost
 from spatialstale_evals.world import dataset as world_dataset
 from spatialstale_evals.world.env import DynamicFrozenLakeEnv
 from spatialstale_evals.world.instance import Instance
@@ -88,7 +88,7 @@ def prompt_cost(inst: Instance, folder: Path, modality: str, renders: int, log_d
 def detect_cost(folder: Path) -> dict[str, int]:
     """One L1 detection instance at B = 10 (text): the first call's prompt, calls, tokens."""
     inst = world_dataset.load(folder, "L1")[0]
-    cost = estimate_detect([inst], modality="text", batch_size=10)
+    cost = estimate_cost("detect", [inst], modality="text", batch_size=10)[1]
     first = audit_cost(inst.windows[0].grid, inst.memory[:10], "text", 10)
     return {
         "audit_prompt_b10": first.input_tokens,

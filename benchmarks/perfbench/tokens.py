@@ -6,7 +6,7 @@ instance by batch size, and how an episode's tokens grow with its steps.
   own token count.
 - Per detection instance at B = 1, 10, 20, 64 (L1 text), beside the paper's
   GPT-4o figures (``spatialstale_evals.paper.DETECTION_COST``): counted, not
-  run, by the matrix's cost model (``runs.cost.estimate_detect``: every audit
+  run, by the matrix's cost model (``runs.cost.estimate_cost("detect", ...)``: every audit
   prompt the detect task builds, the reply as the scripted ``observer`` writes
   it, which is what a run with that agent logs).
 - A least-squares fit tokens = a * steps + b over episodes at ``history=0``
@@ -25,7 +25,7 @@ from inspect_ai.log import EvalLog
 from spatialstale_evals import paper
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.navigation.strategies import STRATEGIES as REGISTERED
-from spatialstale_evals.runs.cost import estimate_detect
+from spatialstale_evals.runs.cost import estimate_cost
 from spatialstale_evals.world import dataset
 
 from .runner import linear_fit, mean, model_events, run_eval, usage_of
@@ -134,7 +134,7 @@ def measure_detect(limit: int) -> list[dict[str, Any]]:
     instances = dataset.load(None, "L1")[:limit]
     rows = []
     for b in BATCH_SIZES:
-        cost = estimate_detect(instances, regime="L1", modality="text", batch_size=b)
+        cost = estimate_cost("detect", instances, regime="L1", modality="text", batch_size=b)[1]
         paper_calls, paper_tokens = paper.DETECTION_COST.get(b, (None, None))
         n = len(instances)
         rows.append(

@@ -8,7 +8,7 @@ beside the paper's GPT-4o figures (``paper.DETECTION_COST``: docs/tasks.md,
     python benchmarks/studies/batch_size.py [--seeds 50] [--regime L1] [--modality text]
 
 Counted, not run: every audit call's prompt is built by the detect task's own
-code (``runs.cost.estimate_detect``) and counted as the scripted provider
+code (``runs.cost.estimate_cost("detect", ...)``) and counted as the scripted provider
 counts tokens (ceil(characters / 4), 255 per image), the reply as the
 scripted ``observer`` writes it; the navigation step is
 ``navigation.cost.step_prompt_tokens`` with ``no_filter`` (every entry shown). The
@@ -26,7 +26,7 @@ import time
 from spatialstale_evals import paper
 from spatialstale_evals.harness.tokens import count_text_tokens
 from spatialstale_evals.navigation.cost import step_prompt_tokens
-from spatialstale_evals.runs.cost import Cost, estimate_detect, navigate_settings
+from spatialstale_evals.runs.cost import Cost, estimate_cost, task_settings
 from spatialstale_evals.world import dataset
 
 SIZES = (8, 16, 32)
@@ -44,14 +44,14 @@ def rows(seeds: int, regime: str, modality: str) -> tuple[list[str], dict[int, C
     for side in SIZES:
         instances = dataset.generate(dataset.MASTER_SEED, seeds, side, side, regimes=[regime])[regime]
         n = side * side
-        nav = statistics.mean(step_prompt_tokens(i, navigate_settings(strategy="no_filter", modality=modality))
+        nav = statistics.mean(step_prompt_tokens(i, task_settings("navigate", strategy="no_filter", modality=modality))
                               for i in instances)  # fmt: skip
         # The entries' own text: sent once whatever B; the rest of the input is repeated per call.
         entries = sum(count_text_tokens("\n".join(e.text for e in i.memory)) * len(i.windows) for i in instances)
         for b in (*BATCHES, n):
             if b > n:
                 continue
-            cost = estimate_detect(instances, regime=regime, modality=modality, batch_size=b)
+            cost = estimate_cost("detect", instances, regime=regime, modality=modality, batch_size=b)[1]
             if side == SIZES[0]:
                 small[b] = cost
             calls, inputs = cost.calls / seeds, cost.input_tokens / seeds

@@ -23,7 +23,7 @@ from spatialstale_evals.harness.memory_text import written
 from spatialstale_evals.harness.params import defaults
 from spatialstale_evals.navigate import navigate
 from spatialstale_evals.navigation.cost import step_prompt_tokens
-from spatialstale_evals.runs.cost import estimate_detect, navigate_settings
+from spatialstale_evals.runs.cost import estimate_cost, task_settings
 from spatialstale_evals.world import dataset
 from spatialstale_evals.world.render import RenderStyle, image_size, render_png
 
@@ -62,12 +62,13 @@ def token_table(seeds: int) -> list[str]:
         "|---|---|---|---|",
     ]
     for args in NAVIGATE:
-        settings = navigate_settings(strategy="no_filter", **args)
+        settings = task_settings("navigate", strategy="no_filter", **args)
         per_step = statistics.mean(
             step_prompt_tokens(written(i, settings.memory_style, settings.distractors), settings) for i in instances
         )
         detect_args = {k: v for k, v in args.items() if k not in NAVIGATE_ONLY}
-        audit = estimate_detect(instances, modality="text", batch_size=10, **detect_args).input_tokens / len(instances)
+        _, exact = estimate_cost("detect", instances, modality="text", batch_size=10, **detect_args)
+        audit = exact.input_tokens / len(instances)
         base = per_step if base is None else base
         detect_cell = "(navigate only)" if NAVIGATE_ONLY & set(args) else f"{audit:.0f}"
         lines.append(f"| {_label(args)} | {per_step:.0f} | {per_step - base:+.0f} | {detect_cell} |")

@@ -12,12 +12,22 @@ from typing import Any
 from spatialstale_evals.detection.cost import estimate, settings_of
 from spatialstale_evals.detection.scripted import scripted_reply
 from spatialstale_evals.detection.tables import TABLES
-from spatialstale_evals.harness.family import HEAVY_FIELDS, Example, MatrixSpecLike, TaskFamily, register_family
+from spatialstale_evals.harness.family import (
+    HEAVY_FIELDS,
+    Example,
+    MatrixAxis,
+    MatrixSpecLike,
+    TaskFamily,
+    register_family,
+)
+from spatialstale_evals.harness.observe import OBSERVATIONS
+
+#: The matrix crosses every observation option (``--modalities``), probe's too.
+MODALITIES = MatrixAxis("modalities", "modality", known=lambda: OBSERVATIONS)
 
 
 def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
-    for modality in spec.modalities:
-        yield {"modality": modality, "batch_size": spec.batch_size}, 1
+    yield {"batch_size": spec.batch_size}, 1
 
 
 def detail(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -48,6 +58,7 @@ FAMILY = register_family(
         record=record,
         instance=True,
         matrix=matrix_arguments,
+        axes=(MODALITIES,),
         estimate=estimate,
         settings=settings_of,
         scripted_reply=scripted_reply,

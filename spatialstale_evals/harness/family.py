@@ -46,15 +46,48 @@ class MatrixSpecLike(Protocol):
 
     batch_size: int
     epochs: int
-    modalities: Sequence[str]
-    nav_modalities: Sequence[str]
-    strategies: Sequence[str]
+    axes: Mapping[str, Sequence[Any]]
 
 
-#: The task arguments of each task the matrix plans for one regime (beside the
-#: regime, dataset, size and crossed factors, which the matrix adds), with the
+#: The task arguments the matrix sets for each task it plans of a family for one
+#: regime, beside the values of the family's crossed axes (``TaskFamily.axes``)
+#: and the regime, dataset, size and factors, which the matrix adds; with the
 #: epochs each runs.
 MatrixArguments = Callable[[MatrixSpecLike], Iterable[tuple[dict[str, Any], int]]]
+
+
+@dataclass(frozen=True)
+class MatrixAxis:
+    """One axis a family crosses in the run matrix: a ``MatrixSpec.axes`` entry,
+    the ``spatialstale matrix`` option of the same name (``--nav-modalities``
+    for ``nav_modalities``), and the task parameter each of its values sets. The
+    option's choices are that parameter's ``Literal`` in the tasks of the
+    families that declare the axis; two families that declare an axis of one
+    name share it (``modalities``: detect and probe).
+
+    Attributes:
+        name: The spec's key and the option (``strategies``).
+        parameter: The task parameter a value sets (``strategy``).
+        label: What one value is called in an error (default: ``parameter``).
+        known: The values a spec may name, by name (a registry, so an entry
+            registered from outside the package is one too); None: the choices.
+        default: The values the matrix crosses unless told; None: every choice.
+        help: The option's help text; None: none.
+    """
+
+    name: str
+    parameter: str
+    label: str = ""
+    known: Callable[[], Iterable[str]] | None = None
+    default: Callable[[], Sequence[Any]] | None = None
+    help: Callable[[], str] | None = None
+
+    @property
+    def called(self) -> str:
+        """What one value is called in an error."""
+        return self.label or self.parameter
+
+
 #: (instances, full task arguments, stand-in, stand-ins of the task's model roles by name) -> (low, high)
 #: cost of the agent and the roles together; exact estimates give low == high. Each stand-in sums its own
 #: calls (``StandIn.cost``), so a caller reads the agent's and each role's share off them.
@@ -107,7 +140,10 @@ class TaskFamily:
         detail: What of the score's metadata a record keeps.
         record: A record's family fields from (task arguments, the sample's counts, detail).
         instance: Whether records carry the instance and its windows' truth.
-        matrix: How the run matrix plans this family (None: not in the matrix).
+        matrix: How the run matrix plans this family (None: not in the matrix):
+            the task arguments beside its crossed ``axes`` (``MatrixArguments``).
+        axes: The axes the matrix crosses for it, in order (``MatrixAxis``):
+            each task it plans sets one value of each.
         estimate: The cost of a planned task without a model call (``Estimate``; None: not estimated).
         cost_agents: The scripted agents that stand in for the model (``model``)
             and for each of the task's model roles while ``estimate`` runs.
@@ -165,6 +201,7 @@ class TaskFamily:
     record: Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]], dict[str, Any]] = value_fields
     instance: bool = False
     matrix: MatrixArguments | None = None
+    axes: tuple[MatrixAxis, ...] = ()
     estimate: Estimate | None = None
     cost_agents: Mapping[str, str] = field(default_factory=lambda: {"model": "observer"})
     settings: Callable[[Mapping[str, Any]], Any] | None = None

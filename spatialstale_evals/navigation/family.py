@@ -8,20 +8,39 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from spatialstale_evals.harness.family import Example, MatrixSpecLike, TaskFamily, register_family
+from spatialstale_evals.harness.family import Example, MatrixAxis, MatrixSpecLike, TaskFamily, register_family
 from spatialstale_evals.harness.memory_text import FACTORS, SECTION_FACTORS
 from spatialstale_evals.harness.memory_tool import ACCESS_FACTORS, ACCESS_SECTION
+from spatialstale_evals.harness.observe import OBSERVATIONS
 from spatialstale_evals.navigation.cost import estimate, settings_of
 from spatialstale_evals.navigation.scripted import scripted_reply
+from spatialstale_evals.navigation.strategies import STRATEGIES, StrategyName
 from spatialstale_evals.navigation.tables import TABLES
 
 
+def paper_strategies() -> list[str]:
+    """The built-in strategies the paper ran (``MemoryPolicy.paper``): the matrix's default."""
+    return [name for name in get_args(StrategyName) if STRATEGIES[name].paper]
+
+
+def strategies_help() -> str:
+    return "default: the paper's. " + "; ".join(f"{name}: {p.summary}" for name, p in STRATEGIES.items())
+
+
+#: The matrix crosses strategies x navigation modalities (``--strategies``, ``--nav-modalities``): any
+#: registered strategy, the paper's unless told; the text observation unless told.
+AXES = (
+    MatrixAxis("strategies", "strategy", known=lambda: STRATEGIES, default=paper_strategies, help=strategies_help),
+    MatrixAxis(
+        "nav_modalities", "modality", "navigation modality", known=lambda: OBSERVATIONS, default=lambda: ("text",)
+    ),
+)
+
+
 def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
-    for strategy in spec.strategies:
-        for modality in spec.nav_modalities:
-            yield {"strategy": strategy, "modality": modality, "batch_size": spec.batch_size}, spec.epochs
+    yield {"batch_size": spec.batch_size}, spec.epochs
 
 
 def detail(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -61,6 +80,7 @@ FAMILY = register_family(
         detail=detail,
         record=record,
         matrix=matrix_arguments,
+        axes=AXES,
         estimate=estimate,
         settings=settings_of,
         scripted_reply=scripted_reply,

@@ -7,15 +7,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from spatialstale_evals.harness.family import Example, MatrixSpecLike, TaskFamily, register_family
+from spatialstale_evals.harness.family import Example, MatrixAxis, MatrixSpecLike, TaskFamily, register_family
+from spatialstale_evals.harness.observe import OBSERVATIONS
 from spatialstale_evals.probing.cost import estimate, settings_of
 from spatialstale_evals.probing.scripted import scripted_reply
 from spatialstale_evals.probing.tables import TABLES
 
+#: The observation options, the axis detect crosses too (one ``--modalities`` for both).
+MODALITIES = MatrixAxis("modalities", "modality", known=lambda: OBSERVATIONS)
+
 
 def matrix_arguments(spec: MatrixSpecLike) -> Iterator[tuple[dict[str, Any], int]]:
-    for modality in spec.modalities:
-        yield {"modality": modality}, 1
+    yield {}, 1
 
 
 FAMILY = register_family(
@@ -26,6 +29,7 @@ FAMILY = register_family(
         layout_tables=TABLES,
         dimensions=("regime", "modality"),
         matrix=matrix_arguments,
+        axes=(MODALITIES,),
         estimate=estimate,
         settings=settings_of,
         scripted_reply=scripted_reply,

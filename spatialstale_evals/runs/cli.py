@@ -3,9 +3,10 @@
     spatialstale matrix --model openai/gpt-4o --log-dir logs/matrix --dry-run
     spatialstale matrix --model openai/gpt-4o --log-dir logs/matrix --max-connections 20 --display plain
 
-The matrix's own options choose what runs (models, regimes, strategies,
-modalities, seeds, epochs, batch size, dataset, grid size); their choices are the tasks'
-own and their defaults the paper's matrix. ``--factor NAME=V1,V2`` crosses
+The matrix's own options choose what runs (models, regimes, the axes each
+task family crosses: strategies, modalities, ...; seeds, epochs, batch size,
+dataset, grid size); their choices are the tasks' own, the axes the
+families' registry entries', and their defaults the paper's matrix. ``--factor NAME=V1,V2`` crosses
 any other task parameter with it (``--factor view_radius=none,1,2 --factor
 filter_mode=delete,history``; ``none`` is None), leaving out combinations a
 task calls not applicable. Every other option is one of Inspect's ``eval-set``
@@ -27,21 +28,13 @@ from typing import Any
 
 import yaml
 
+from spatialstale_evals.harness.family import families
 from spatialstale_evals.harness.params import choices
-from spatialstale_evals.navigation.strategies import STRATEGIES
+from spatialstale_evals.runs.axes import axis_choices, literal_choices, matrix_axes, matrix_families, regime_choices
 from spatialstale_evals.runs.guard import LogFolderError
-from spatialstale_evals.runs.matrix import (
-    TASK_FUNCTIONS,
-    MatrixSpec,
-    format_plan,
-    matrix_families,
-    plan,
-    run_matrix,
-)
+from spatialstale_evals.runs.matrix import MatrixSpec, format_plan, plan, run_matrix
 from spatialstale_evals.runs.options import eval_set_options
 from spatialstale_evals.world.regimes import REGIMES
-
-detect, navigate = TASK_FUNCTIONS["detect"], TASK_FUNCTIONS["navigate"]
 
 
 def _yaml(text: str) -> Any:
@@ -67,9 +60,9 @@ def _key_value(text: str) -> tuple[str, Any]:
 def _named_none(name: str) -> bool:
     """Whether some task has a choice called ``none`` for ``name`` (``memory_framing=none``):
     then ``none`` is that choice, not None."""
-    for task in TASK_FUNCTIONS.values():
+    for family in families().values():
         try:
-            if "none" in choices(task, name):
+            if "none" in choices(family.task_function(), name):
                 return True
         except (KeyError, TypeError):  # not a parameter of this task, or not a Literal
             continue
@@ -92,9 +85,7 @@ def matrix_command(args: argparse.Namespace, extra: list[str]) -> int:
     spec = MatrixSpec(
         models=_models(args.model),
         regimes=args.regimes,
-        modalities=args.modalities,
-        strategies=args.strategies,
-        nav_modalities=args.nav_modalities,
+        axes={name: getattr(args, name) for name in matrix_axes()},
         families=args.tasks,
         seeds=args.seeds,
         epochs=args.epochs,
@@ -156,25 +147,23 @@ def add_matrix_subcommand(subparsers: Any) -> None:
         "--regimes",
         nargs="+",
         default=list(spec.regimes),
-        choices=choices(navigate, "regime"),
+        choices=regime_choices(),
         help="default: the paper's. " + "; ".join(f"{r.name}: {r.summary}" for r in REGIMES.values()),
     )
-    mp.add_argument(
-        "--strategies",
-        nargs="+",
-        default=list(spec.strategies),
-        choices=choices(navigate, "strategy"),
-        help="default: the paper's. " + "; ".join(f"{name}: {p.summary}" for name, p in STRATEGIES.items()),
-    )
-    mp.add_argument("--modalities", nargs="+", default=list(spec.modalities), choices=choices(detect, "modality"))
-    mp.add_argument(
-        "--nav-modalities", nargs="+", default=list(spec.nav_modalities), choices=choices(navigate, "modality")
-    )
+    for name, axis in matrix_axes().items():  # each family's crossed axes (``TaskFamily.axes``)
+        mp.add_argument(
+            f"--{name.replace('_', '-')}",
+            nargs="+",
+            dest=name,
+            default=list(spec.axes[name]),
+            choices=axis_choices(name),
+            help=axis.help() if axis.help is not None else None,
+        )
     mp.add_argument("--tasks", nargs="+", default=list(spec.families), choices=matrix_families())
     mp.add_argument("--batch-size", type=int, default=spec.batch_size, help=f"audit batch size B ({spec.batch_size})")
     mp.add_argument("--dataset", default=None, help="dataset folder (default the canonical set)")
     mp.add_argument(
-        "--size", default=spec.size, choices=choices(navigate, "size"), help=f"grid size of every task ({spec.size})"
+        "--size", default=spec.size, choices=literal_choices("size"), help=f"grid size of every task ({spec.size})"
     )
     mp.add_argument(
         "--factor",

@@ -7,8 +7,10 @@ this module reads the registry only: it fills in the task's defaults,
 supplies the models that stand in for the agent and the task's model roles
 (the scripted agents the family names, ``TaskFamily.cost_agents``: the
 ``observer`` by default, counted as the scripted provider counts tokens:
-ceil(characters / 4), 255 per image) and keeps the calls that benchmarks and
-tests use by name. Detection is exact, probing exact for replies as long as
+ceil(characters / 4), 255 per image). Its calls name the family, never a
+family's function: ``estimate_cost(family, instances, **args)`` is (low,
+high) for every family, ``task_settings(family, **args)`` its settings
+object. Detection is exact, probing exact for replies as long as
 the observer's, navigation two bounds (``navigation/cost.py``); the stale
 task runs its own probe loop and judge prompt on its corpus file.
 """
@@ -32,11 +34,9 @@ __all__ = [
     "Cost",
     "ScriptedStandIn",
     "audit_cost",
-    "estimate",
-    "estimate_detect",
-    "estimate_navigate",
-    "estimate_probe",
+    "estimate_cost",
     "stand_ins",
+    "task_settings",
 ]
 
 
@@ -85,10 +85,14 @@ def stand_ins(family: str) -> tuple[ScriptedStandIn, dict[str, ScriptedStandIn]]
     return model, {role: ScriptedStandIn(policy) for role, policy in agents.items()}
 
 
-def estimate(family: str, instances: Sequence[Instance], **args: Any) -> tuple[Cost, Cost]:
+def estimate_cost(family: str, instances: Sequence[Instance], **args: Any) -> tuple[Cost, Cost]:
     """(low, high) of the ``family`` task of ``args`` over ``instances``, its
     agent and model roles together, against the scripted agents its entry
-    names (``stand_ins``); (0, 0) for a family without an estimate."""
+    names (``stand_ins``); (0, 0) for a family without an estimate. Exact
+    estimates (detect; probe for the observer) give low == high. The one
+    estimate of ``runs/``: the family's ``TaskFamily.estimate`` (each
+    family's ``cost.estimate``: instances, every argument, stand-ins) with
+    the task's defaults filled in and the stand-ins supplied."""
     entry = families()[family]
     if entry.estimate is None:
         return Cost(), Cost()
@@ -103,40 +107,3 @@ def task_settings(family: str, **args: Any) -> Any:
     if build is None:
         raise ValueError(f"the {family} family registers no settings")
     return build(full_args(family, args))
-
-
-def detect_settings(**args: Any) -> Any:
-    """The settings of the detect task of these arguments (``DetectionSettings``)."""
-    return task_settings("detect", **args)
-
-
-def navigate_settings(**args: Any) -> Any:
-    """The settings of the navigate task of these arguments (``NavigationSettings``;
-    ``max_steps`` None: each instance's budget)."""
-    return task_settings("navigate", **args)
-
-
-def probe_settings(**args: Any) -> Any:
-    """The settings of the probe task of these arguments (``ProbeSettings``)."""
-    return task_settings("probe", **args)
-
-
-# The three below are the matrix's estimate of one family by keyword
-# arguments (one Cost, or the bounds); each family's own ``cost.estimate``
-# is its registry entry's contract: (instances, every argument, stand-in) -> (low, high).
-
-
-def estimate_detect(instances: Sequence[Instance], **args: Any) -> Cost:
-    """Exact: every window of every instance, audited in batches, for the
-    detect task of these arguments (``modality``, ``batch_size``, its factors)."""
-    return estimate("detect", instances, **args)[1]
-
-
-def estimate_navigate(instances: Sequence[Instance], *, epochs: int, **args: Any) -> tuple[Cost, Cost]:
-    """(low, high) for ``epochs`` episodes per instance of the navigate task of these arguments."""
-    return estimate("navigate", instances, epochs=epochs, **args)
-
-
-def estimate_probe(instances: Sequence[Instance], **args: Any) -> Cost:
-    """Exact for the ``observer`` agent (and any agent whose replies are as long)."""
-    return estimate("probe", instances, **args)[1]

@@ -5,8 +5,10 @@
     plan(spec)                                       # tasks and their cost, no model call
     run_matrix(spec, "logs/matrix", max_connections=20)   # run; the same call again resumes
 
-Detection runs over regimes x modalities, navigation over regimes x strategies
-x navigation modalities (text unless asked), every task for every model.
+Every family runs over the regimes crossed with the axes its registry entry
+declares (``TaskFamily.axes``, read in ``runs/axes.py``): detection over
+modalities, navigation over strategies x navigation modalities (text unless
+asked); every task for every model.
 ``eval_set`` pairs each task with its log in ``log_dir``: a finished task is
 not run again, an interrupted or failed one is retried reusing its finished
 samples. Every task argument is passed explicitly (epochs included), so the
@@ -15,9 +17,10 @@ too (``log_dir_allow_dirty``), so a matrix can be extended piecewise (another
 model, more regimes) into one folder; the report counts each (instance,
 epoch) of a configuration once.
 
-The spec's vocabularies and defaults are the tasks' own (``harness.params``
-reads them off the signatures); by default it runs what the paper ran (the
-regimes with a Table-1 row, the strategies marked ``paper``). ``factors``
+The spec's vocabularies and defaults are the tasks' and the families' own
+(``harness.params`` reads them off the signatures, ``runs/axes.py`` off the
+registry); by default it runs what the paper ran (the regimes with a Table-1
+row, the strategies marked ``paper``). ``factors``
 crosses any other task parameter (``view_radius``, ``filter_mode``, ...) with
 the matrix, for the families that have it; a combination a task calls not
 applicable (``filter_mode=history`` for ``no_filter``) is left out. Every
@@ -31,7 +34,7 @@ from __future__ import annotations
 import gc
 import itertools
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -42,63 +45,78 @@ from inspect_ai import Task, eval_set
 
 from spatialstale_evals.harness.cost import Cost
 from spatialstale_evals.harness.family import TaskFamily, families
-from spatialstale_evals.harness.observe import OBSERVATIONS
-from spatialstale_evals.harness.params import NotApplicable, choices, defaults, parameters
+from spatialstale_evals.harness.params import NotApplicable, parameters
 from spatialstale_evals.harness.samples import load_instances
-from spatialstale_evals.navigation.strategies import STRATEGIES
-from spatialstale_evals.runs.cost import estimate
+from spatialstale_evals.runs.axes import (
+    axis_choices,
+    axis_default,
+    axis_known,
+    default_families,
+    literal_choices,
+    matrix_axes,
+    matrix_families,
+    own_args,
+    paper_regimes,
+    shared_default,
+    task_of,
+)
+from spatialstale_evals.runs.cost import estimate_cost
 from spatialstale_evals.runs.guard import check_logs_readable, matrix_lock
 from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.regimes import REGIMES
 
-#: The suite's @task functions by family name (the matrix's own axes read their vocabularies).
-TASK_FUNCTIONS = {name: family.task_function() for name, family in families().items()}
-NAVIGATE_DEFAULTS = defaults(TASK_FUNCTIONS["navigate"])
-#: Task arguments the matrix sets from its own fields (not factors).
-OWN_ARGS = {"regime", "strategy", "modality", "batch_size", "dataset", "size", "epochs"}
-
-
-def paper_regimes() -> list[str]:
-    return [r for r in choices(TASK_FUNCTIONS["navigate"], "regime") if REGIMES[r].table1 is not None]
-
-
-def paper_strategies() -> list[str]:
-    return [s for s in choices(TASK_FUNCTIONS["navigate"], "strategy") if STRATEGIES[s].paper]
+__all__ = [
+    "MatrixSpec",
+    "PlannedTask",
+    "Plan",
+    "axis_choices",
+    "default_families",
+    "format_plan",
+    "matrix_families",
+    "plan",
+    "run_matrix",
+    "task_of",
+]
 
 
 @dataclass
 class MatrixSpec:
     """What to run. ``seeds`` limits every task to its first N instances (the
-    same seeds in every regime, strategy and modality); ``epochs`` is the
-    number of navigation episodes per seed (detection runs once per seed).
-    The defaults are the paper's matrix with the tasks' defaults; ``size`` is
-    the grid size of every task (one per matrix: a second size is a second
-    command into the same log folder); ``factors`` maps other task parameters
-    to the values to cross."""
+    same seeds in every regime and on every axis); ``epochs`` is the number of
+    navigation episodes per seed (detection runs once per seed). ``axes`` maps
+    the families' crossed axes (``TaskFamily.axes``: ``strategies``,
+    ``nav_modalities``, ``modalities``, ...) to their values; an axis not given
+    takes its default (filled in on construction). The defaults are the
+    paper's matrix with the tasks' defaults; ``size`` is the grid size of every
+    task (one per matrix: a second size is a second command into the same log
+    folder); ``factors`` maps other task parameters to the values to cross."""
 
     models: list[str]
     regimes: Sequence[str] = field(default_factory=paper_regimes)
-    modalities: Sequence[str] = field(default_factory=lambda: choices(TASK_FUNCTIONS["detect"], "modality"))  # detect
-    strategies: Sequence[str] = field(default_factory=paper_strategies)
-    nav_modalities: Sequence[str] = ("text",)
+    axes: Mapping[str, Sequence[Any]] = field(default_factory=dict)
     families: Sequence[str] = field(default_factory=lambda: default_families())
     seeds: int | None = None
-    epochs: int = NAVIGATE_DEFAULTS["epochs"]
-    batch_size: int = NAVIGATE_DEFAULTS["batch_size"]
+    epochs: int = field(default_factory=lambda: shared_default("epochs"))
+    batch_size: int = field(default_factory=lambda: shared_default("batch_size"))
     dataset: str | None = None
-    size: str = NAVIGATE_DEFAULTS["size"]
+    size: str = field(default_factory=lambda: shared_default("size"))
     factors: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.axes = {name: axis_default(name) for name in matrix_axes()} | dict(self.axes)
 
     def validate(self) -> None:
         if not self.models:
             raise ValueError("at least one --model is needed")
+        axes = matrix_axes()
+        unknown_axes = [name for name in self.axes if name not in axes]
+        if unknown_axes:
+            raise ValueError(f"unknown matrix axis {', '.join(unknown_axes)}; expected one of {', '.join(axes)}")
         for name, values, known in (
             ("regime", self.regimes, REGIMES),
-            ("modality", self.modalities, OBSERVATIONS),
-            ("navigation modality", self.nav_modalities, OBSERVATIONS),
-            ("strategy", self.strategies, STRATEGIES),
+            *((axes[n].called, self.axes[n], axis_known(n)) for n in axes),
             ("task", self.families, matrix_families()),
-            ("size", [self.size], choices(TASK_FUNCTIONS["navigate"], "size")),
+            ("size", [self.size], literal_choices("size")),
         ):
             bad = [v for v in values if v not in known]
             if bad:
@@ -106,11 +124,12 @@ class MatrixSpec:
         for name, value in (("seeds", self.seeds), ("epochs", self.epochs), ("batch_size", self.batch_size)):
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise ValueError(f"{name} must be a positive integer; got {value!r}")
+        own = own_args()
         for name, values in self.factors.items():
-            if name in OWN_ARGS:
+            if name in own:
                 raise ValueError(f"factor {name!r} is one of the matrix's own axes; use its option")
             if not any(name in parameters(task_of(f)) for f in self.families):
-                known = sorted({p for f in self.families for p in parameters(task_of(f))} - OWN_ARGS)
+                known = sorted({p for f in self.families for p in parameters(task_of(f))} - own)
                 raise ValueError(
                     f"factor {name!r} is no parameter of {', '.join(self.families)}; known: {', '.join(known)}"
                 )
@@ -122,7 +141,13 @@ class MatrixSpec:
         """``size`` as a task argument: only when it is not the default, so a
         default matrix names the same tasks (and report configurations) whether
         or not it names the default size, and its log folders resume."""
-        return {} if self.size == NAVIGATE_DEFAULTS["size"] else {"size": self.size}
+        return {} if self.size == shared_default("size") else {"size": self.size}
+
+    def crossed_axes(self, family: TaskFamily) -> Iterator[dict[str, Any]]:
+        """Every combination of the values of ``family``'s axes, as task
+        arguments, in the order it declares them (one empty one without axes)."""
+        for values in itertools.product(*(self.axes[axis.name] for axis in family.axes)):
+            yield {axis.parameter: value for axis, value in zip(family.axes, values)}
 
     def crossed(self, family: str) -> Iterator[dict[str, Any]]:
         """Every combination of the factors that ``family`` has (one empty one without factors)."""
@@ -145,20 +170,21 @@ class PlannedTask:
 
     family: str
     regime: str
-    modality: str
-    strategy: str | None
     samples: int
     epochs: int
     task: Task
     task_args: dict[str, Any] = field(default_factory=dict)
     factors: dict[str, Any] = field(default_factory=dict)
+    axes: dict[str, Any] = field(default_factory=dict)
     cost: Cost = field(default_factory=Cost)
     cost_min: Cost = field(default_factory=Cost)
 
     @property
     def name(self) -> str:
+        """The family, the regime, the value of each of the family's axes (in
+        its order: ``navigate L1 omcd text``) and the factors (``view_radius=1``)."""
         extra = "".join(f" {k}={v}" for k, v in self.factors.items())
-        parts = [self.family, self.regime, self.strategy or "", self.modality]
+        parts = [self.family, self.regime, *(str(v) for v in self.axes.values())]
         return " ".join(p for p in parts if p) + extra
 
 
@@ -176,7 +202,13 @@ class Plan(list):  # type: ignore[type-arg]
 
 
 def _planned(
-    family: str, args: dict[str, Any], factors: dict[str, Any], samples: int, epochs: int, skipped: list[str]
+    family: str,
+    args: dict[str, Any],
+    axes: dict[str, Any],
+    factors: dict[str, Any],
+    samples: int,
+    epochs: int,
+    skipped: list[str],
 ) -> PlannedTask | None:
     """The task built from ``args`` (validated), or None when not applicable (why: in ``skipped``)."""
     try:
@@ -184,8 +216,7 @@ def _planned(
     except NotApplicable as exc:
         skipped.append(str(exc))
         return None
-    strategy = args.get("strategy")
-    return PlannedTask(family, args["regime"], args.get("modality", ""), strategy, samples, epochs, task, args, factors)
+    return PlannedTask(family, args["regime"], samples, epochs, task, args, factors, axes)
 
 
 def family_tasks(
@@ -193,40 +224,27 @@ def family_tasks(
     spec: MatrixSpec,
     regime: str,
     instances: Sequence[Instance],
-    estimate_cost: bool,
+    with_cost: bool,
     skipped: list[str],
 ) -> list[PlannedTask]:
     """The tasks of one family for one regime: each of its matrix arguments
-    (``TaskFamily.matrix``) crossed with the factors it has, with its cost."""
+    (``TaskFamily.matrix``) crossed with its axes (``TaskFamily.axes``) and
+    the factors it has, with its cost."""
     takes = parameters(task_of(family.name))
     planned = []
     for own, epochs in family.matrix(spec) if family.matrix else ():
-        for factors in spec.crossed(family.name):
-            args = {"regime": regime, **own}
-            args |= {"dataset": spec.dataset} if "dataset" in takes else {}
-            args |= spec.size_arg if "size" in takes else {}
-            args |= {"epochs": epochs} if "epochs" in takes else {}
-            task = _planned(family.name, args, factors, len(instances), epochs, skipped)
-            if task is not None:
-                if estimate_cost:
-                    task.cost_min, task.cost = estimate(family.name, instances, **args, **factors)
-                planned.append(task)
+        for axes in spec.crossed_axes(family):
+            for factors in spec.crossed(family.name):
+                args = {"regime": regime, **axes, **own}
+                args |= {"dataset": spec.dataset} if "dataset" in takes else {}
+                args |= spec.size_arg if "size" in takes else {}
+                args |= {"epochs": epochs} if "epochs" in takes else {}
+                task = _planned(family.name, args, axes, factors, len(instances), epochs, skipped)
+                if task is not None:
+                    if with_cost:
+                        task.cost_min, task.cost = estimate_cost(family.name, instances, **args, **factors)
+                    planned.append(task)
     return planned
-
-
-def task_of(family: str) -> Callable[..., Task]:
-    """The @task function of ``family``."""
-    return families()[family].task_function()
-
-
-def matrix_families() -> list[str]:
-    """The families the matrix can run (those with matrix arguments)."""
-    return [name for name, family in families().items() if family.matrix is not None]
-
-
-def default_families() -> list[str]:
-    """The families the matrix runs unless told (``TaskFamily.in_default_matrix``)."""
-    return [name for name in matrix_families() if families()[name].in_default_matrix]
 
 
 def plan(spec: MatrixSpec, estimate: bool = True) -> Plan:
