@@ -27,7 +27,9 @@ from spatialstale_evals.harness.memory_view import FILTER_MODES, NEEDS_CORRECTIO
 from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
 from spatialstale_evals.harness.params import NotApplicable, changed, check_choice, check_positive_int, defaults
 from spatialstale_evals.harness.run_epochs import RunEpochsTask
+from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
+from spatialstale_evals.metadata import task_version
 from spatialstale_evals.navigation.explain import sample_text
 from spatialstale_evals.navigation.loop import NavigationSettings, navigation_loop, navigation_scorer
 from spatialstale_evals.navigation.memory_access import DEFAULT_MAX_MEMORY_CALLS, TOOL_METRICS
@@ -212,7 +214,8 @@ def navigate(
     if section and not STRATEGIES[strategy].shows_memory:
         named = ", ".join(f"{k}={v}" for k, v in section.items())
         raise NotApplicable(f"{named} acts on the memory section; {strategy} shows no memory")
-    first = body.load(dataset, regime, modality)
+    instances = body.load(dataset, regime, modality)
+    first = instances.first
     if covers_grid(first.height, first.width, view_radius):  # it sees everything from everywhere: the paper's protocol
         view_radius = None
     settings = NavigationSettings(
@@ -235,12 +238,13 @@ def navigate(
         structured_output=structured_output,
         size=body.size,
     )
-    return body.build(
-        settings,
-        navigation_loop,
-        navigation_scorer(),
-        task_class=RunEpochsTask,
-        sample_text=sample_text,
-        epochs=epochs,
-        **({"metrics": [*NAVIGATION_METRICS, *TOOL_METRICS]} if memory_access == "tool" else {}),
+    return RunEpochsTask(
+        dataset=body.dataset(settings, sample_text),
+        solver=navigation_loop(instances, settings),
+        scorer=navigation_scorer(),
+        metrics=[*NAVIGATION_METRICS, *TOOL_METRICS] if memory_access == "tool" else None,
+        epochs=counted_epochs(epochs),
+        name=body.name,
+        version=task_version(),
+        metadata=body.metadata(settings.parameters()),
     )

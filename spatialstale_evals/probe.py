@@ -20,7 +20,9 @@ from spatialstale_evals.harness.params import (
     check_choice,
     check_positive_int,
 )
+from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
+from spatialstale_evals.metadata import task_version
 from spatialstale_evals.probing import prompts as probe_prompts
 from spatialstale_evals.probing.explain import sample_text
 from spatialstale_evals.probing.probes import PROBES, ProbeSettings, check_dimensions, probe_targets
@@ -92,7 +94,7 @@ def probe(
             "show_store=false shows only the target's entry, so the implicit probe has no route of memory's "
             "to follow; pass dimensions=explicit,premise"
         )
-    body.load(dataset, regime, modality)
+    instances = body.load(dataset, regime, modality)
     settings = ProbeSettings(
         modality=modality,
         dimensions=asked,
@@ -103,11 +105,12 @@ def probe(
         structured_output=structured_output,
         size=body.size,
     )
-    return body.build(
-        settings,
-        probe_targets,
-        probe_scorer(),
-        shown={"dimensions": ",".join(asked)},  # the input names them comma-separated, last
-        metadata={"probe_prompt_version": probe_prompts.PROBE_PROMPT_VERSION},
-        sample_text=sample_text,
+    return Task(
+        dataset=body.dataset(settings, sample_text, shown={"dimensions": ",".join(asked)}),  # comma-separated, last
+        solver=probe_targets(instances, settings),
+        scorer=probe_scorer(),
+        epochs=counted_epochs(),
+        name=body.name,
+        version=task_version(),
+        metadata=body.metadata({"probe_prompt_version": probe_prompts.PROBE_PROMPT_VERSION}, settings.parameters()),
     )

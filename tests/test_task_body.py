@@ -70,12 +70,37 @@ def test_image_args_replaces_its_line_in_place_and_checks_its_function() -> None
 def test_the_body_runs_its_steps_in_order() -> None:
     body = GridTaskBody(detect, {"unknown": {}, "image_palette": "grayscale", "regime": "L1"})
     assert body.factors == {"image_palette": "grayscale"}
+    assert body.name == "spatialstale_evals/detect"
     with pytest.raises(RuntimeError, match="check_options"):
         body.load(None, "L1", "image")
-    with pytest.raises(RuntimeError, match="load"):
-        body.build(None, lambda i, s: None, None)  # type: ignore[arg-type]
+    for step in (lambda: body.dataset(None, None), lambda: body.metadata(), lambda: body.size):  # type: ignore[arg-type]
+        with pytest.raises(RuntimeError, match="load"):
+            step()
     with pytest.raises(ValueError, match="unknown task parameter"):
         GridTaskBody(detect, {"unknown": {"image_palete": "grayscale"}})
+
+
+def test_an_option_a_task_does_not_have_is_not_asked_for() -> None:
+    """A task without ``structured_output`` passes none to ``check_options``:
+    its options, and so its samples' input, name only the size."""
+    body = GridTaskBody(detect, {"unknown": {}})
+    assert body.check_options("8x8") == {"size": "8x8"}
+    assert body.check_options("16x16", False) == {"structured_output": False, "size": "16x16"}
+    with pytest.raises(ValueError, match="structured_output must be true or false"):
+        body.check_options("8x8", "yes")
+
+
+def test_the_body_of_a_task_over_other_data_names_it_and_opens_its_metadata_with_its_family() -> None:
+    """``TaskBody`` (stale's, lifelong's): the misspelled parameter refused, the
+    name the registry's, the metadata's parts kept in the order given."""
+    from spatialstale_evals.harness.task_body import TaskBody
+    from spatialstale_evals.stale import stale
+
+    body = TaskBody(stale, {"unknown": {}})
+    assert body.name == "spatialstale_evals/stale"
+    assert list(body.metadata({"b": 1, "a": 2}, {"c": 3})) == ["task_family", "b", "a", "c"]
+    with pytest.raises(ValueError, match="unknown task parameter"):
+        TaskBody(stale, {"unknown": {"pth": "x"}})
 
 
 def test_a_grid_task_names_its_non_default_factors_and_opens_its_metadata_with_its_family() -> None:
