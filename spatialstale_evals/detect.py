@@ -108,5 +108,5 @@ def detect(
         epochs=counted_epochs(),
         name=body.name,
         version=task_version(),
-        metadata=body.metadata(settings.parameters()),
+        metadata=body.metadata(settings),
     )

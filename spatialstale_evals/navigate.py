@@ -246,5 +246,5 @@ def navigate(
         epochs=counted_epochs(epochs),
         name=body.name,
         version=task_version(),
-        metadata=body.metadata(settings.parameters()),
+        metadata=body.metadata(settings),
     )

@@ -112,5 +112,5 @@ def probe(
         epochs=counted_epochs(),
         name=body.name,
         version=task_version(),
-        metadata=body.metadata({"probe_prompt_version": probe_prompts.PROBE_PROMPT_VERSION}, settings.parameters()),
+        metadata=body.metadata(settings, {"probe_prompt_version": probe_prompts.PROBE_PROMPT_VERSION}),
     )

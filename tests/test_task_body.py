@@ -4,14 +4,18 @@ described once for every grid task, and the sequence's guards."""
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from _readme import docstring_args
+from inspect_ai import Task
 
 import spatialstale_evals
 from spatialstale_evals.detect import detect
+from spatialstale_evals.harness.observe import Observed
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
+from spatialstale_evals.world.render import RenderStyle
 
 IMAGE = ("image_labels", "image_palette", "image_cell_px", "image_marker")
 
@@ -73,7 +77,7 @@ def test_the_body_runs_its_steps_in_order() -> None:
     assert body.name == "spatialstale_evals/detect"
     with pytest.raises(RuntimeError, match="check_options"):
         body.load(None, "L1", "image")
-    for step in (lambda: body.dataset(None, None), lambda: body.metadata(), lambda: body.size):  # type: ignore[arg-type]
+    for step in (lambda: body.dataset(None, None), lambda: body.metadata(None), lambda: body.size):  # type: ignore[arg-type]
         with pytest.raises(RuntimeError, match="load"):
             step()
     with pytest.raises(ValueError, match="unknown task parameter"):
@@ -110,3 +114,37 @@ def test_a_grid_task_names_its_non_default_factors_and_opens_its_metadata_with_i
     assert "image_palette=grayscale" in str(sample.input) and "distractors=1" in str(sample.input)
     assert "image_labels" not in str(sample.input) and "memory_style" not in str(sample.input)
     assert sample.metadata and sample.metadata["image_labels"] is True and sample.metadata["size"] == "8x8"
+
+
+@dataclass(frozen=True)
+class _PlainSettings(Observed):
+    """A trivial grid task's settings: no factor, no image or structured-output option."""
+
+    modality: str
+    render: RenderStyle
+    size: str
+
+
+def plain_grid(regime: str = "L1", modality: str = "text", size: str = "8x8", **unknown: Any) -> Task:
+    """A trivial grid task (not registered): the checks, the settings, the ``Task``."""
+    body = GridTaskBody(plain_grid, locals())
+    body.check_options(size)
+    instances = body.load(None, regime, modality)
+    settings = _PlainSettings(modality=modality, render=body.style, size=body.size)
+    return Task(
+        dataset=body.dataset(settings, lambda inst, params: (inst.id, "")),
+        solver=[],
+        name=body.name,
+        metadata=body.metadata(settings, {"instances": len(instances.by_id)}),
+    )
+
+
+def test_a_grid_task_without_image_or_structured_output_options_records_none() -> None:
+    task = plain_grid(size="16x16")
+    sample = next(iter(task.dataset))
+    assert str(sample.input) == f"{sample.id}\n\nOptions: modality=text, size=16x16"  # an option not at its default
+    assert sample.metadata is not None
+    named = set(sample.metadata) & {*IMAGE, "structured_output", "size", "modality"}
+    assert named == {"modality", "size"} and sample.metadata["size"] == "16x16"
+    assert list(task.metadata or {}) == ["task_family", "regime", "instances", "modality", "size", "dataset_sha256"]
+    assert task.name == "spatialstale_evals/plain_grid"

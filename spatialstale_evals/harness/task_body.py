@@ -33,7 +33,7 @@ from inspect_ai.dataset import MemoryDataset
 
 from spatialstale_evals.harness.cli_epochs import check_cli_epochs
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, Observed, check_render
-from spatialstale_evals.harness.params import changed, check_bool, check_choice, pick, reject_unknown
+from spatialstale_evals.harness.params import changed, check_bool, check_choice, parameters, pick, reject_unknown
 from spatialstale_evals.harness.samples import InstanceSet, SampleText
 from spatialstale_evals.metadata import task_name
 from spatialstale_evals.world.dataset import DIGEST_KEY, SIZES
@@ -177,29 +177,35 @@ class GridTaskBody(TaskBody):
             raise RuntimeError(f"{self.family}: load() the instances first")
         return self._loaded
 
+    def parameters(self, settings: Observed) -> dict[str, Any]:
+        """The parameters ``settings`` name (the task's settings dataclass:
+        ``Observed.parameters``, in their order) that the task has: a task
+        without the ``image_*`` parameters records no rendering style."""
+        named = parameters(self.task)
+        return {k: v for k, v in settings.parameters().items() if k in named}
+
     def dataset(
         self, settings: Observed, sample_text: SampleText, shown: Mapping[str, Any] | None = None
     ) -> MemoryDataset:
-        """One sample per instance: its metadata holds the parameters
-        ``settings`` name (the task's settings dataclass: ``Observed.parameters``,
-        in their order); its input and target are ``sample_text`` of the
+        """One sample per instance: its metadata holds the task's parameters
+        (``parameters``); its input and target are ``sample_text`` of the
         instance (the family's ``explain.sample_text``), the input closed by
         the parameters that are not factors or options, then the factors and
         options that are not the task's defaults (``shown``: parameters the
         input names in another form, after the rest)."""
         _, instances = self._instances()
         shown = shown or {}
-        every = settings.parameters()
+        every = self.parameters(settings)
         moved = {**self.factors, **self.options}.keys()  # listed only when not the task's defaults
         listed = {k: v for k, v in every.items() if k not in moved and k not in shown} | changed(
             self.task, {k: v for k, v in every.items() if k in moved}
         )
         return instances.samples(self.family, every, listed | shown, sample_text)
 
-    def metadata(self, *parts: Mapping[str, Any]) -> dict[str, Any]:
+    def metadata(self, settings: Observed, *parts: Mapping[str, Any]) -> dict[str, Any]:  # type: ignore[override]
         """The ``Task``'s metadata: ``task_family``, ``regime``, each of
-        ``parts`` in order (the family's prompt version, the settings'
-        parameters), then the SHA-256 of the instance file read (``DIGEST_KEY``:
-        the report groups runs by it)."""
+        ``parts`` in order (the family's prompt version), the task's parameters
+        (``parameters``), then the SHA-256 of the instance file read
+        (``DIGEST_KEY``: the report groups runs by it)."""
         regime, instances = self._instances()
-        return super().metadata({"regime": regime}, *parts, {DIGEST_KEY: instances.sha256})
+        return super().metadata({"regime": regime}, *parts, self.parameters(settings), {DIGEST_KEY: instances.sha256})
