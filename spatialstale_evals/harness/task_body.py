@@ -3,18 +3,22 @@
 A task function reads as inspect_evals' do: its checks, one call each; its
 settings, built once from its checked arguments; then ``return Task(dataset=...,
 solver=..., scorer=..., metrics=..., epochs=..., name=..., version=...,
-metadata=...)``, each argument one call. What every task shares is here, so no
-task restates it: :class:`TaskBody`, constructed first thing in every task
-(``TaskBody(task, locals())``), rejects a parameter the signature does not name
-and ``inspect eval --epochs 0`` (``cli_epochs.py``), and names the task (``name``:
-its family, as every run of it logs, ``task_name``) and opens its metadata with
-``task_family`` (``metadata``). :class:`GridTaskBody` adds what the tasks over the
-benchmark's instances (``detect``, ``navigate``, ``probe``) share: the memory and
-image factors taken from the arguments, the size and (for a task that has it)
+metadata=...)``, each argument one call (``lifelong`` hands its checked
+arguments to the body it shares with ``lifelong_with_agent``, which ends so).
+What every task shares is here, so no task restates it: :class:`TaskBody`,
+constructed first thing in every task (``TaskBody(task, locals())``), rejects a
+parameter the signature does not name and ``inspect eval --epochs 0``
+(``cli_epochs.py``), names the task after its family as every run of it logs
+(``name``, ``metadata.task_name``) and opens its metadata with ``task_family``
+(``metadata``). :class:`GridTaskBody` adds what the tasks over the benchmark's
+instances (``detect``, ``navigate``, ``probe``) share: the memory and image
+factors taken from the arguments, the size and (for a task that has it)
 ``structured_output`` checked, the instances loaded and the rendering style
 checked against them, and the samples and metadata of the task's settings
-(``dataset``, ``metadata``). The task passes the version (``task_version()``) and its
-epochs, reduced by ``counts_mean`` (``score_counts.counted_epochs``).
+(``dataset``, ``metadata``), which name only the parameters the task has: a
+task without ``structured_output`` or the ``image_*`` parameters records none.
+The task passes the version (``metadata.task_version()``) and its epochs,
+reduced by ``counts_mean`` (``score_counts.counted_epochs``).
 
 The task functions keep their explicit parameters (Inspect's ``-T`` options,
 ``inspect list`` and the registries read the signature); the descriptions of
