@@ -217,15 +217,14 @@ def _lifelong(
         notes is not None, memory_tool, compaction, compaction_threshold, provenance, scout_access,
     )  # fmt: skip
     lives = LifetimeSet.load(dataset, regime, episodes)
-    first = lives.first
     settings = LifelongSettings(
         episodes=episodes,
-        view_radius=None if covers_grid(first.height, first.width, view_radius) else view_radius,
+        view_radius=None if covers_grid(lives.first.height, lives.first.width, view_radius) else view_radius,
         history=history,
         max_memory_calls=max_memory_calls,
         initial_memory=initial_memory,
         agent=agent,
-        max_steps=max_steps or first.max_steps,
+        max_steps=max_steps or lives.first.max_steps,
         memory=memory,
         memory_tool=memory_tool,
         compaction=compaction,

@@ -33,6 +33,21 @@ from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
 
 
+def check_asked(dimensions: str | list[str], structured_output: bool, show_store: bool) -> tuple[str, ...]:
+    """The dimensions asked (``probes.check_dimensions``), and the options that
+    act on what they ask (``NotApplicable`` otherwise): ``structured_output``
+    on a JSON answer, ``show_store=false`` on a probe that needs no route."""
+    asked = check_dimensions(dimensions)
+    if structured_output and not any(PROBES[d].schema for d in asked):
+        raise NotApplicable("structured_output constrains JSON answers; the implicit probe's answer is a tool call")
+    if not show_store and "implicit" in asked:
+        raise NotApplicable(
+            "show_store=false shows only the target's entry, so the implicit probe has no route of memory's "
+            "to follow; pass dimensions=explicit,premise"
+        )
+    return asked
+
+
 @task
 @image_args
 def probe(
@@ -86,14 +101,7 @@ def probe(
     check_positive_int("targets_per_kind", targets_per_kind, most=MAX_SIDE * MAX_SIDE)
     check_bool("show_store", show_store)
     body.check_options(size, structured_output)
-    asked = check_dimensions(dimensions)
-    if structured_output and not any(PROBES[d].schema for d in asked):
-        raise NotApplicable("structured_output constrains JSON answers; the implicit probe's answer is a tool call")
-    if not show_store and "implicit" in asked:
-        raise NotApplicable(
-            "show_store=false shows only the target's entry, so the implicit probe has no route of memory's "
-            "to follow; pass dimensions=explicit,premise"
-        )
+    asked = check_asked(dimensions, structured_output, show_store)
     instances = body.load(dataset, regime, modality)
     settings = ProbeSettings(
         modality=modality,
