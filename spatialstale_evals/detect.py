@@ -18,7 +18,9 @@ from spatialstale_evals.harness.audit import FORMATS, AuditOutput, check_output
 from spatialstale_evals.harness.memory_text import FACTORS, MemoryStyle, check_memory
 from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
 from spatialstale_evals.harness.params import check_choice, check_positive_int
+from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
+from spatialstale_evals.metadata import task_version
 from spatialstale_evals.world.dataset import Size
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
@@ -86,7 +88,7 @@ def detect(
     check_positive_int("batch_size", batch_size)
     check_memory(memory_style, distractors)
     body.check_options(size, structured_output)
-    body.load(dataset, regime, modality)
+    instances = body.load(dataset, regime, modality)
     settings = DetectionSettings(
         modality=modality,
         batch_size=batch_size,
@@ -98,10 +100,13 @@ def detect(
         structured_output=structured_output,
         size=body.size,
     )
-    return body.build(
-        settings,
-        audit_windows,
-        detection_scorer(),
-        sample_text=sample_text,
+    return Task(
+        dataset=body.dataset(settings, sample_text),
+        solver=audit_windows(instances, settings),
+        scorer=detection_scorer(),
         metrics=[*DETECTION_METRICS, *EDIT_METRICS] if FORMATS[output].edits else None,
+        epochs=counted_epochs(),
+        name=body.name,
+        version=task_version(),
+        metadata=body.metadata(settings),
     )

@@ -14,14 +14,9 @@ from typing import Any, Literal
 from inspect_ai import Task, task, task_with
 
 from spatialstale_evals.harness.memory_quota import MAX_MEMORY_CALLS
-from spatialstale_evals.harness.params import (
-    NotApplicable,
-    check_choice,
-    check_positive_int,
-    parameters,
-    reject_unknown,
-)
-from spatialstale_evals.harness.task_body import family_task
+from spatialstale_evals.harness.params import NotApplicable, check_choice, check_positive_int, parameters
+from spatialstale_evals.harness.score_counts import counted_epochs
+from spatialstale_evals.harness.task_body import TaskBody
 from spatialstale_evals.lifetime.agents import AgentFactory
 from spatialstale_evals.lifetime.agents import until_episode_over as until_episode_over  # the docs' idiom
 from spatialstale_evals.lifetime.arms import DEFAULT_MEMORY, MEMORY_ARMS, MemoryName
@@ -35,8 +30,6 @@ from spatialstale_evals.metadata import task_version
 from spatialstale_evals.world.lifetimes import MAX_EPISODES
 from spatialstale_evals.world.observation import covers_grid
 from spatialstale_evals.world.regimes import REGIMES, RegimeName
-
-TASK_VERSION = task_version()
 
 #: Where the notes start: an empty store, or the instance's entries (already stale by the regime).
 InitialMemory = Literal["empty", "paper"]
@@ -184,61 +177,69 @@ def lifelong(
         max_steps: Step budget per episode; default the lifetime's (50 on 8x8).
         epochs: Runs of each lifetime; each starts with its own empty memory.
     """
-    reject_unknown(lifelong, unknown)
+    body = TaskBody(lifelong, locals())
     return _lifelong(
-        regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, memory, dataset, max_steps,
-        epochs, memory_tool=memory_tool, compaction=compaction, compaction_threshold=compaction_threshold,
+        body, regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, memory, dataset,
+        max_steps, epochs, memory_tool=memory_tool, compaction=compaction, compaction_threshold=compaction_threshold,
         provenance=provenance, scout_access=scout_access,
     )  # fmt: skip
 
 
+def recorded(settings: LifelongSettings) -> dict[str, Any]:
+    """The parameters the samples' and the task's metadata name: what the
+    solver runs with, each architecture's own only under it, so the other
+    arms' samples are unchanged: the conversation's (``memory_tool``,
+    ``compaction``, ``compaction_threshold``) under an arm that carries one,
+    ``provenance`` when set, ``scout_access`` under ``memory=shared``."""
+    params = asdict(settings)
+    if not settings.arm.carries_conversation:
+        for name in ("memory_tool", "compaction", "compaction_threshold"):
+            del params[name]
+    if settings.provenance == PROVENANCES[0]:  # the runtime's settings, only when set
+        del params["provenance"]
+    if settings.memory != "shared":
+        del params["scout_access"]
+    return params
+
+
 def _lifelong(
-    regime: str, episodes: int, view_radius: int | None, history: int | None, max_memory_calls: int,
+    body: TaskBody, regime: str, episodes: int, view_radius: int | None, history: int | None, max_memory_calls: int,
     initial_memory: str, agent: str, memory: str, dataset: str | None, max_steps: int | None, epochs: int,
     factory: AgentFactory | None = None, notes: NotesReader | None = None, memory_tool: bool = False,
     compaction: str = "none", compaction_threshold: int = DEFAULT_THRESHOLD, provenance: str = "none",
     scout_access: str = "readwrite",
 ) -> Task:  # fmt: skip
-    """The task of ``lifelong``'s parameters, played by ``factory``'s agents
-    if given, its notes read by ``notes`` if given (``memory=own``)."""
+    """``lifelong``'s task (``body``: its parameters and ``--epochs 0`` checked),
+    played by ``factory``'s agents if given, its notes read by ``notes`` if
+    given (``memory=own``): the body ``lifelong`` and ``lifelong_with_agent`` share."""
     check_args(
         regime, episodes, view_radius, history, max_memory_calls, initial_memory, agent, max_steps, epochs, memory,
         notes is not None, memory_tool, compaction, compaction_threshold, provenance, scout_access,
     )  # fmt: skip
     lives = LifetimeSet.load(dataset, regime, episodes)
-    first = next(iter(lives.by_id.values()))
-    if covers_grid(first.height, first.width, view_radius):
-        view_radius = None
-    carried = {"memory_tool": memory_tool, "compaction": compaction, "compaction_threshold": compaction_threshold}
     settings = LifelongSettings(
         episodes=episodes,
-        view_radius=view_radius,
+        view_radius=None if covers_grid(lives.first.height, lives.first.width, view_radius) else view_radius,
         history=history,
         max_memory_calls=max_memory_calls,
         initial_memory=initial_memory,
         agent=agent,
-        max_steps=max_steps or first.max_steps,
+        max_steps=max_steps or lives.first.max_steps,
         memory=memory,
-        **carried,
+        memory_tool=memory_tool,
+        compaction=compaction,
+        compaction_threshold=compaction_threshold,
         provenance=provenance,
         scout_access=scout_access,
     )
-    # the samples' and the task's metadata: what the solver runs with (the conversation's
-    # parameters recorded by the arm that has them: other arms' samples unchanged)
-    params = asdict(settings)
-    if not MEMORY_ARMS[memory].carries_conversation:
-        params = {k: v for k, v in params.items() if k not in carried}
-    if provenance == PROVENANCES[0]:  # the runtime's settings, only when set
-        del params["provenance"]
-    if memory != "shared":
-        del params["scout_access"]
-    return family_task(
-        "lifelong",
-        {"regime": regime, **params, **lives.sha256},
-        dataset=lives.samples(params),
+    return Task(
+        dataset=lives.samples(recorded(settings)),
         solver=lifelong_loop(lives, settings, factory, notes),
         scorer=lifelong_scorer(episodes),
-        epochs=epochs,
+        epochs=counted_epochs(epochs),
+        name=body.name,
+        version=task_version(),
+        metadata=body.metadata({"regime": regime}, recorded(settings), lives.sha256),
     )
 
 
@@ -255,9 +256,9 @@ def lifelong_with_agent(agent: AgentFactory, notes: NotesReader | None = None, *
     if args.get("history") is not None:
         raise ValueError(f"history={args['history']} is kept by the default loop only; your agent keeps its context")
     known = set(parameters(lifelong))
-    reject_unknown(lifelong, {k: v for k, v in args.items() if k not in known})
+    body = TaskBody(lifelong, {"unknown": {k: v for k, v in args.items() if k not in known}})
     bound = inspect.signature(inspect.unwrap(lifelong)).bind(**args)
     bound.apply_defaults()
     given = {k: v for k, v in bound.arguments.items() if k in known}
-    base = _lifelong(**given, factory=agent, notes=notes)
+    base = _lifelong(body, **given, factory=agent, notes=notes)
     return task_with(base, metadata=(base.metadata or {}) | {"agent": "custom"})

@@ -7,6 +7,7 @@ audit of that memory before acting save it?
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from inspect_ai import Task, task
@@ -27,7 +28,9 @@ from spatialstale_evals.harness.memory_view import FILTER_MODES, NEEDS_CORRECTIO
 from spatialstale_evals.harness.observe import OBSERVATIONS, Modality
 from spatialstale_evals.harness.params import NotApplicable, changed, check_choice, check_positive_int, defaults
 from spatialstale_evals.harness.run_epochs import RunEpochsTask
+from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
+from spatialstale_evals.metadata import task_version
 from spatialstale_evals.navigation.explain import sample_text
 from spatialstale_evals.navigation.loop import NavigationSettings, navigation_loop, navigation_scorer
 from spatialstale_evals.navigation.memory_access import DEFAULT_MAX_MEMORY_CALLS, TOOL_METRICS
@@ -49,13 +52,15 @@ def check_args(
     max_steps: int | None,
     view_radius: int | None,
     filter_mode: str,
-    audit_format: dict[str, Any],
+    output: str,
+    threshold: float,
 ) -> None:
     """Every check on the parameters, before any model call (``NotApplicable``
     for a valid filter mode of a strategy that judges nothing, one that shows
     corrections with a strategy whose verdicts propose none, or an audit
-    format (``audit_format``: ``output`` and ``threshold`` where not the
-    defaults, already checked) for a strategy that asks no auditor)."""
+    format (``output`` and ``threshold`` where not the defaults, already
+    checked) for a strategy that asks no auditor)."""
+    audit_format = changed(navigate, {"output": output, "threshold": threshold})
     check_choice("strategy", strategy, STRATEGIES)
     check_choice("modality", modality, OBSERVATIONS)
     check_positive_int("batch_size", batch_size)
@@ -75,13 +80,31 @@ def check_args(
     if batch_size != defaults(navigate)["batch_size"] and not policy.batch_size_matters:
         how = "audits every entry in one call" if policy.calls_model else "asks no auditor"
         raise NotApplicable(f"batch_size={batch_size}: the entries per audit call; {strategy} {how}")
-    output = audit_format.get("output", defaults(navigate)["output"])
     if filter_mode in NEEDS_CORRECTIONS and not policy.corrects(output):
         editing = ", ".join(name for name, f in FORMATS.items() if f.edits)
         raise NotApplicable(
             f"filter_mode={filter_mode!r} shows the claim a judgement proposes; {strategy} proposes none "
             f"with output={output!r} (an audit needs output={editing})"
         )
+
+
+def check_shown(
+    strategy: str, structured_output: bool, memory_access: str, max_memory_calls: int, factors: Mapping[str, Any]
+) -> None:
+    """The options that act on what ``strategy`` has (``NotApplicable`` for
+    one it has not): ``structured_output`` on its auditor's verdicts, the
+    memory tool (``check_access``) and the memory section's factors on the
+    memory it shows."""
+    if structured_output and not STRATEGIES[strategy].calls_model:
+        raise NotApplicable(
+            f"structured_output constrains the auditor's JSON verdicts; {strategy} asks no auditor "
+            "(the navigator's moves are tool calls)"
+        )
+    check_access(strategy, memory_access, max_memory_calls, factors["memory_position"])
+    section = changed(navigate, {k: factors[k] for k in SECTION_FACTORS})
+    if section and not STRATEGIES[strategy].shows_memory:
+        named = ", ".join(f"{k}={v}" for k, v in section.items())
+        raise NotApplicable(f"{named} acts on the memory section; {strategy} shows no memory")
 
 
 def check_access(strategy: str, memory_access: str, max_memory_calls: int, memory_position: str) -> None:
@@ -197,33 +220,22 @@ def navigate(
     """
     body = GridTaskBody(navigate, locals(), FACTORS)
     threshold = check_output(navigate, output, threshold)
-    audit_format = changed(navigate, {"output": output, "threshold": threshold})
-    check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode, audit_format)
+    check_args(strategy, modality, batch_size, history, epochs, max_steps, view_radius, filter_mode, output, threshold)
     check_memory(memory_style, distractors)
     check_framing(memory_framing, memory_position)
     body.check_options(size, structured_output)
-    if structured_output and not STRATEGIES[strategy].calls_model:
-        raise NotApplicable(
-            f"structured_output constrains the auditor's JSON verdicts; {strategy} asks no auditor "
-            "(the navigator's moves are tool calls)"
-        )
-    check_access(strategy, memory_access, max_memory_calls, memory_position)
-    section = changed(navigate, {k: body.factors[k] for k in SECTION_FACTORS})
-    if section and not STRATEGIES[strategy].shows_memory:
-        named = ", ".join(f"{k}={v}" for k, v in section.items())
-        raise NotApplicable(f"{named} acts on the memory section; {strategy} shows no memory")
-    first = body.load(dataset, regime, modality)
-    if covers_grid(first.height, first.width, view_radius):  # it sees everything from everywhere: the paper's protocol
-        view_radius = None
+    check_shown(strategy, structured_output, memory_access, max_memory_calls, body.factors)
+    instances = body.load(dataset, regime, modality)
     settings = NavigationSettings(
         strategy=strategy,
         modality=modality,
         batch_size=batch_size,
         output=output,
         threshold=threshold,
-        max_steps=max_steps or first.max_steps,
+        max_steps=max_steps or instances.first.max_steps,
         history=history,
-        view_radius=view_radius,
+        # a radius that sees everything from everywhere is the paper's protocol
+        view_radius=None if covers_grid(instances.first.height, instances.first.width, view_radius) else view_radius,
         filter_mode=filter_mode,
         memory_access=memory_access,
         max_memory_calls=max_memory_calls,
@@ -235,12 +247,13 @@ def navigate(
         structured_output=structured_output,
         size=body.size,
     )
-    return body.build(
-        settings,
-        navigation_loop,
-        navigation_scorer(),
-        task_class=RunEpochsTask,
-        sample_text=sample_text,
-        epochs=epochs,
-        **({"metrics": [*NAVIGATION_METRICS, *TOOL_METRICS]} if memory_access == "tool" else {}),
+    return RunEpochsTask(
+        dataset=body.dataset(settings, sample_text),
+        solver=navigation_loop(instances, settings),
+        scorer=navigation_scorer(),
+        metrics=[*NAVIGATION_METRICS, *TOOL_METRICS] if memory_access == "tool" else None,
+        epochs=counted_epochs(epochs),
+        name=body.name,
+        version=task_version(),
+        metadata=body.metadata(settings),
     )

@@ -20,7 +20,9 @@ from spatialstale_evals.harness.params import (
     check_choice,
     check_positive_int,
 )
+from spatialstale_evals.harness.score_counts import counted_epochs
 from spatialstale_evals.harness.task_body import GridTaskBody, image_args
+from spatialstale_evals.metadata import task_version
 from spatialstale_evals.probing import prompts as probe_prompts
 from spatialstale_evals.probing.explain import sample_text
 from spatialstale_evals.probing.probes import PROBES, ProbeSettings, check_dimensions, probe_targets
@@ -29,6 +31,21 @@ from spatialstale_evals.world.dataset import Size
 from spatialstale_evals.world.grid import MAX_SIDE
 from spatialstale_evals.world.regimes import RegimeName
 from spatialstale_evals.world.render import CELL_PX, Marker, PaletteName
+
+
+def check_asked(dimensions: str | list[str], structured_output: bool, show_store: bool) -> tuple[str, ...]:
+    """The dimensions asked (``probes.check_dimensions``), and the options that
+    act on what they ask (``NotApplicable`` otherwise): ``structured_output``
+    on a JSON answer, ``show_store=false`` on a probe that needs no route."""
+    asked = check_dimensions(dimensions)
+    if structured_output and not any(PROBES[d].schema for d in asked):
+        raise NotApplicable("structured_output constrains JSON answers; the implicit probe's answer is a tool call")
+    if not show_store and "implicit" in asked:
+        raise NotApplicable(
+            "show_store=false shows only the target's entry, so the implicit probe has no route of memory's "
+            "to follow; pass dimensions=explicit,premise"
+        )
+    return asked
 
 
 @task
@@ -84,15 +101,8 @@ def probe(
     check_positive_int("targets_per_kind", targets_per_kind, most=MAX_SIDE * MAX_SIDE)
     check_bool("show_store", show_store)
     body.check_options(size, structured_output)
-    asked = check_dimensions(dimensions)
-    if structured_output and not any(PROBES[d].schema for d in asked):
-        raise NotApplicable("structured_output constrains JSON answers; the implicit probe's answer is a tool call")
-    if not show_store and "implicit" in asked:
-        raise NotApplicable(
-            "show_store=false shows only the target's entry, so the implicit probe has no route of memory's "
-            "to follow; pass dimensions=explicit,premise"
-        )
-    body.load(dataset, regime, modality)
+    asked = check_asked(dimensions, structured_output, show_store)
+    instances = body.load(dataset, regime, modality)
     settings = ProbeSettings(
         modality=modality,
         dimensions=asked,
@@ -103,11 +113,12 @@ def probe(
         structured_output=structured_output,
         size=body.size,
     )
-    return body.build(
-        settings,
-        probe_targets,
-        probe_scorer(),
-        shown={"dimensions": ",".join(asked)},  # the input names them comma-separated, last
-        metadata={"probe_prompt_version": probe_prompts.PROBE_PROMPT_VERSION},
-        sample_text=sample_text,
+    return Task(
+        dataset=body.dataset(settings, sample_text, shown={"dimensions": ",".join(asked)}),  # comma-separated, last
+        solver=probe_targets(instances, settings),
+        scorer=probe_scorer(),
+        epochs=counted_epochs(),
+        name=body.name,
+        version=task_version(),
+        metadata=body.metadata(settings, {"probe_prompt_version": probe_prompts.PROBE_PROMPT_VERSION}),
     )

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset
+from inspect_ai.dataset import MemoryDataset, Sample
 
 from spatialstale_evals.harness.memory_quota import MAX_MEMORY_CALLS
 from spatialstale_evals.harness.memory_tool import MEMORY_ACCESS, MemoryAccess
@@ -32,16 +32,19 @@ from spatialstale_evals.harness.params import (
     check_choice,
     check_positive_int,
     check_subset,
-    reject_unknown,
 )
-from spatialstale_evals.harness.task_body import family_task
+from spatialstale_evals.harness.score_counts import counted_epochs
+from spatialstale_evals.harness.task_body import TaskBody
+from spatialstale_evals.metadata import task_version
 from spatialstale_evals.stale_corpus import prompts
 from spatialstale_evals.stale_corpus.asking import StaleSettings, stale_probes
 from spatialstale_evals.stale_corpus.corpus import (
     HUB_REVISION,
     STALE_DIMENSIONS,
     STALE_TYPES,
+    Corpus,
     CorpusError,
+    Record,
     download,
     file_sha256,
     load_corpus,
@@ -93,6 +96,56 @@ def _corpus_file(path: str | None, source: str, hub_revision: str) -> tuple[Path
     if path is not None:
         raise ValueError("pass either -T path=<file> or -T source=hub, not both")
     return download(hub_revision)
+
+
+def check_args(
+    types: Any, dimensions: Any, conversation: str, context_tokens: int, strict: bool, structured_output: bool,
+    memory_access: str, max_memory_calls: int, source: str, hub_revision: str,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:  # fmt: skip
+    """Every check on the parameters but the corpus file's (``_corpus_file``),
+    before any model call; returns the conflict types and the dimensions asked
+    (``NotApplicable``: a history budget or a cap of memory calls for the setting
+    that has none, a hub revision without the hub)."""
+    check_choice("conversation", conversation, CONVERSATIONS)
+    asked_types = check_subset("types", types, STALE_TYPES)
+    asked = check_subset("dimensions", dimensions, STALE_DIMENSIONS)
+    check_positive_int("context_tokens", context_tokens)
+    check_bool("strict", strict)
+    check_bool("structured_output", structured_output)
+    check_choice("memory_access", memory_access, MEMORY_ACCESS)
+    check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True, most=MAX_MEMORY_CALLS)
+    tool = memory_access == "tool"
+    if tool and context_tokens != DEFAULT_CONTEXT_TOKENS:
+        raise NotApplicable(
+            f"context_tokens={context_tokens}: the history's budget in the prompt; "
+            "memory_access=tool primes every session into the store"
+        )
+    if not tool and max_memory_calls != DEFAULT_MAX_MEMORY_CALLS:
+        raise NotApplicable(f"max_memory_calls={max_memory_calls}: the memory calls per probe of memory_access=tool")
+    if hub_revision != HUB_REVISION and source != "hub":
+        raise NotApplicable(
+            f"hub_revision={hub_revision!r}: the revision source=hub downloads; source={source} reads path"
+        )
+    return asked_types, asked
+
+
+def _samples(
+    file: Path, corpus: Corpus, records: list[Record], types: tuple[str, ...], tool: bool, context_tokens: int
+) -> tuple[list[Sample], int]:
+    """One sample per record of ``types`` (its history trimmed to ``context_tokens``,
+    or primed into the memory store with ``tool``), and how many histories
+    exceed the budget even trimmed (a warning); an error for no sample."""
+    samples = [tool_sample(r) if tool else record_sample(r, context_tokens) for r in records]
+    if not samples:
+        skipped = f" ({len(corpus.skipped)} skipped, the first: {corpus.skipped[0]})" if corpus.skipped else ""
+        raise ValueError(f"{file} has no usable record of type {', '.join(types)}{skipped}")
+    over = sum(bool(s.metadata and s.metadata.get("trim", {}).get("over_budget")) for s in samples)
+    if over:
+        logger.warning(
+            f"stale: {over} of {len(samples)} histories exceed context_tokens={context_tokens} even trimmed "
+            "(their relevant sessions alone, or a flat history, which is one session): they are sent whole"
+        )
+    return samples, over
 
 
 @task
@@ -147,64 +200,44 @@ def stale(
             (default 10: a view of the folder and up to nine sessions; at most 100); calls
             past it are refused and counted, then the answer is asked for.
     """
-    reject_unknown(stale, unknown)
-    check_choice("conversation", conversation, CONVERSATIONS)
-    asked_types = check_subset("types", types, STALE_TYPES)
-    asked = check_subset("dimensions", dimensions, STALE_DIMENSIONS)
-    check_positive_int("context_tokens", context_tokens)
-    check_bool("strict", strict)
-    check_bool("structured_output", structured_output)
-    check_choice("memory_access", memory_access, MEMORY_ACCESS)
-    check_positive_int("max_memory_calls", max_memory_calls, allow_zero=True, most=MAX_MEMORY_CALLS)
-    tool = memory_access == "tool"
-    if tool and context_tokens != DEFAULT_CONTEXT_TOKENS:
-        raise NotApplicable(
-            f"context_tokens={context_tokens}: the history's budget in the prompt; "
-            "memory_access=tool primes every session into the store"
-        )
-    if not tool and max_memory_calls != DEFAULT_MAX_MEMORY_CALLS:
-        raise NotApplicable(f"max_memory_calls={max_memory_calls}: the memory calls per probe of memory_access=tool")
-    if hub_revision != HUB_REVISION and source != "hub":
-        raise NotApplicable(
-            f"hub_revision={hub_revision!r}: the revision source=hub downloads; source={source} reads path"
-        )
+    body = TaskBody(stale, locals())
+    asked_types, asked = check_args(
+        types, dimensions, conversation, context_tokens, strict, structured_output, memory_access, max_memory_calls,
+        source, hub_revision,
+    )  # fmt: skip
     file, commit = _corpus_file(path, source, hub_revision)
     corpus = load_corpus(file, strict=strict)
     records = [r for r in corpus.records if r.type in asked_types]
-    samples = [tool_sample(r) if tool else record_sample(r, context_tokens) for r in records]
-    if not samples:
-        skipped = f" ({len(corpus.skipped)} skipped, the first: {corpus.skipped[0]})" if corpus.skipped else ""
-        raise ValueError(f"{file} has no usable record of type {', '.join(asked_types)}{skipped}")
-    over = sum(bool(s.metadata and s.metadata.get("trim", {}).get("over_budget")) for s in samples)
-    if over:
-        logger.warning(
-            f"stale: {over} of {len(samples)} histories exceed context_tokens={context_tokens} even trimmed "
-            "(their relevant sessions alone, or a flat history, which is one session): they are sent whole"
-        )
-    if tool:
-        haystacks = Haystacks(file.stem, {r.uid: r for r in records})
-        probes = stale_memory_probes(StaleSettings(asked, conversation, max_memory_calls), haystacks)
-    else:
-        probes = stale_probes(StaleSettings(asked, conversation))
-    return family_task(
-        "stale",
-        {
-            "stale_prompt_version": prompts.STALE_PROMPT_VERSION,
-            "types": list(asked_types),
-            "dimensions": list(asked),
-            "conversation": conversation,
-            "context_tokens": context_tokens,
-            "structured_output": structured_output,
-            "source": source,
-            "hub_commit": commit,
-            "records_skipped": len(corpus.skipped),
-            "skipped": list(corpus.skipped[:20]),
-            "over_budget": over,
-            "file_sha256": file_sha256(file),
-            **({"memory_access": memory_access, "max_memory_calls": max_memory_calls} if tool else {}),
-        },
+    tool = memory_access == "tool"
+    samples, over = _samples(file, corpus, records, asked_types, tool, context_tokens)
+    settings = StaleSettings(asked, conversation, max_memory_calls if tool else None)
+    return Task(
         dataset=MemoryDataset(samples, name=file.stem, location=str(file)),
-        solver=probes,
+        solver=(
+            stale_memory_probes(settings, Haystacks(file.stem, {r.uid: r for r in records}))
+            if tool
+            else stale_probes(settings)
+        ),
         scorer=stale_judge(structured_output),
         metrics=stale_metrics(asked, asked_types, tool),
+        epochs=counted_epochs(),
+        name=body.name,
+        version=task_version(),
+        metadata=body.metadata(
+            {
+                "stale_prompt_version": prompts.STALE_PROMPT_VERSION,
+                "types": list(asked_types),
+                "dimensions": list(asked),
+                "conversation": conversation,
+                "context_tokens": context_tokens,
+                "structured_output": structured_output,
+                "source": source,
+                "hub_commit": commit,
+                "records_skipped": len(corpus.skipped),
+                "skipped": list(corpus.skipped[:20]),
+                "over_budget": over,
+                "file_sha256": file_sha256(file),
+            },
+            {"memory_access": memory_access, "max_memory_calls": max_memory_calls} if tool else {},
+        ),
     )

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+import spatialstale_evals
 from spatialstale_evals.detect import detect
 from spatialstale_evals.harness.cli_epochs import epochs_given_as_zero
-from spatialstale_evals.lifelong import lifelong
 from spatialstale_evals.stale import stale
 
 INSPECT = str(Path(sys.executable).parent / "inspect")
@@ -37,8 +37,9 @@ def test_zero_epochs_given_to_inspects_cli_are_found(argv: list[str], found: str
     assert epochs_given_as_zero(argv) == found
 
 
-@pytest.mark.parametrize("task", [detect, lifelong, stale])
-def test_every_task_refuses_zero_epochs(task, monkeypatch) -> None:
+@pytest.mark.parametrize("name", list(spatialstale_evals.task_functions()))
+def test_every_task_refuses_zero_epochs(name: str, monkeypatch) -> None:
+    task = spatialstale_evals.task_functions()[name]
     monkeypatch.setattr(sys, "argv", [INSPECT, "eval", "x.py", "--epochs", "0"])
     with pytest.raises(ValueError, match=r"^--epochs 0: epochs must be a positive integer"):
         task() if task is not stale else task(path=str(ROOT / "tests" / "fixtures" / "stale_mini.json"))

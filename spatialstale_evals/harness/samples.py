@@ -68,6 +68,11 @@ class SampleSet(Generic[Item]):
     name: str
     by_id: Mapping[str, Item]
 
+    @property
+    def first(self) -> Item:
+        """The first item (every item of a set has the same grid size)."""
+        return next(iter(self.by_id.values()))
+
     def truth(self, item: Item, params: Mapping[str, Any]) -> dict[str, Any]:
         """The truth a sample's metadata shows after the parameters (none by default)."""
         return {}
@@ -140,8 +145,7 @@ class InstanceSet(SampleSet[Instance]):
     @property
     def size(self) -> str:
         """The grid size of the instances (``16x16``)."""
-        first = next(iter(self.by_id.values()))
-        return world_dataset.size_name(first.height, first.width)
+        return world_dataset.size_name(self.first.height, self.first.width)
 
     def truth(self, item: Instance, params: Mapping[str, Any]) -> dict[str, Any]:
         return {"windows": window_truth(item)}

@@ -1,15 +1,24 @@
-"""The body of a task function, written once.
+"""What a task function does before its ``Task``, written once.
 
-Every task function runs the same sequence around its own checks: reject a
-parameter its signature does not name, take the memory and image factors out
-of its arguments, check the size and ``structured_output``, load the
-instances, check that the rendering style can draw them, then (the task
-building its settings dataclass from its checked arguments, explicitly, and
-handing it over) return a ``Task`` named after its family, at the suite's version, with
-metadata that opens with ``task_family``. :class:`GridTaskBody` does that for
-the tasks over the benchmark's instances (``detect``, ``navigate``, ``probe``);
-:func:`family_task` is its last step alone, for the tasks that read other data
-(``stale``, ``lifelong``).
+A task function reads as inspect_evals' do: its checks, one call each; its
+settings, built once from its checked arguments; then ``return Task(dataset=...,
+solver=..., scorer=..., metrics=..., epochs=..., name=..., version=...,
+metadata=...)``, each argument one call (``lifelong`` hands its checked
+arguments to the body it shares with ``lifelong_with_agent``, which ends so).
+What every task shares is here, so no task restates it: :class:`TaskBody`,
+constructed first thing in every task (``TaskBody(task, locals())``), rejects a
+parameter the signature does not name and ``inspect eval --epochs 0``
+(``cli_epochs.py``), names the task after its family as every run of it logs
+(``name``, ``metadata.task_name``) and opens its metadata with ``task_family``
+(``metadata``). :class:`GridTaskBody` adds what the tasks over the benchmark's
+instances (``detect``, ``navigate``, ``probe``) share: the memory and image
+factors taken from the arguments, the size and (for a task that has it)
+``structured_output`` checked, the instances loaded and the rendering style
+checked against them, and the samples and metadata of the task's settings
+(``dataset``, ``metadata``), which name only the parameters the task has: a
+task without ``structured_output`` or the ``image_*`` parameters records none.
+The task passes the version (``metadata.task_version()``) and its epochs,
+reduced by ``counts_mean`` (``score_counts.counted_epochs``).
 
 The task functions keep their explicit parameters (Inspect's ``-T`` options,
 ``inspect list`` and the registries read the signature); the descriptions of
@@ -24,18 +33,14 @@ import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from inspect_ai import Task
-from inspect_ai.scorer import Scorer
-from inspect_ai.solver import Solver
+from inspect_ai.dataset import MemoryDataset
 
 from spatialstale_evals.harness.cli_epochs import check_cli_epochs
 from spatialstale_evals.harness.observe import IMAGE_PARAMS, Observed, check_render
-from spatialstale_evals.harness.params import changed, check_bool, check_choice, pick, reject_unknown
+from spatialstale_evals.harness.params import changed, check_bool, check_choice, parameters, pick, reject_unknown
 from spatialstale_evals.harness.samples import InstanceSet, SampleText
-from spatialstale_evals.harness.score_counts import counted_epochs
-from spatialstale_evals.metadata import task_name, task_version
+from spatialstale_evals.metadata import task_name
 from spatialstale_evals.world.dataset import DIGEST_KEY, SIZES
-from spatialstale_evals.world.instance import Instance
 from spatialstale_evals.world.render import RenderStyle
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -80,44 +85,54 @@ def image_args(fn: F) -> F:
     return fn
 
 
-def family_task(
-    family: str, metadata: Mapping[str, Any], task_class: type[Task] = Task, epochs: int = 1, **task_args: Any
-) -> Task:
-    """A task of ``family``: named as every run of it logs (``task_name``), at
-    the suite's version, its metadata ``task_family`` then ``metadata``, its
-    ``epochs`` reduced by ``counts_mean`` (the pooled metrics' counts averaged
-    with the headline values); ``task_args`` are the rest of ``Task``'s arguments.
-    ``inspect eval --epochs 0`` is refused here (``cli_epochs.py``)."""
-    check_cli_epochs()
-    return task_class(
-        name=task_name(family),
-        version=task_version(),
-        metadata={"task_family": family, **metadata},
-        epochs=counted_epochs(epochs),
-        **task_args,
-    )
+class TaskBody:
+    """What every task function does first, and what every task is called.
 
-
-class GridTaskBody:
-    """The sequence of a task over the benchmark's instances, in the order it
-    runs: construct it first thing in the task (``GridTaskBody(task,
-    locals())``: the misspelled parameters rejected, the factors taken), then
-    the task's own checks, then ``check_options`` (the size and
-    ``structured_output``), ``load`` (the instances, the rendering style
-    checked against them: ``size`` and ``style`` for the task's settings) and
-    ``build`` (from the task's settings: the samples, the ``Task``).
+    Construct it first thing in the task (``TaskBody(task, locals())``): a
+    parameter the signature does not name (the task's ``**unknown``) and
+    ``inspect eval --epochs 0`` are refused, before any other check.
 
     Attributes:
-        task: The ``@task`` function (its defaults decide what a sample's input names).
+        task: The ``@task`` function.
         family: The task family (the function's name).
+    """
+
+    def __init__(self, task: Callable[..., Any], args: Mapping[str, Any]) -> None:
+        reject_unknown(task, args.get("unknown", {}))
+        check_cli_epochs()
+        self.task = task
+        self.family: str = task.__name__
+
+    @property
+    def name(self) -> str:
+        """The ``Task``'s name: the family's, as every run of it logs (``metadata.task_name``)."""
+        return task_name(self.family)
+
+    def metadata(self, *parts: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``Task``'s metadata: ``task_family``, then each of ``parts`` in order."""
+        merged: dict[str, Any] = {"task_family": self.family}
+        for part in parts:
+            merged |= part
+        return merged
+
+
+class GridTaskBody(TaskBody):
+    """A task over the benchmark's instances, in the order it runs: construct
+    it first thing in the task (``GridTaskBody(task, locals(), factor_names)``:
+    the misspelled parameters and ``--epochs 0`` rejected, the factors taken),
+    then the task's own checks, then ``check_options`` (the size and, for a task
+    that has it, ``structured_output``), ``load`` (the instances, the rendering
+    style checked against them: ``size`` and ``style`` for the task's settings);
+    then the ``Task``'s ``dataset`` and ``metadata`` from the task's settings.
+
+    Attributes:
         factors: The memory factors of ``factor_names`` and the ``image_*``
             parameters, as passed, in the order named.
+        options: The size and ``structured_output`` (if the task has it), checked.
     """
 
     def __init__(self, task: Callable[..., Any], args: Mapping[str, Any], factor_names: Iterable[str] = ()) -> None:
-        reject_unknown(task, args.get("unknown", {}))
-        self.task = task
-        self.family: str = task.__name__
+        super().__init__(task, args)
         self.factors: dict[str, Any] = pick(args, (*factor_names, *IMAGE_PARAMS))
         self.options: dict[str, Any] = {}
         self.render: RenderStyle | None = None
@@ -136,24 +151,22 @@ class GridTaskBody:
         self.options = {**structured, "size": size}
         return self.options
 
-    def load(self, dataset: str | None, regime: str, modality: str) -> Instance:
+    def load(self, dataset: str | None, regime: str, modality: str) -> InstanceSet:
         """The instances of ``regime`` at the checked size (a folder of one's
         own at the default: its own size, which the options then name), the
-        ``image_*`` factors checked against their grid; returns the first instance."""
+        ``image_*`` factors checked against their grid."""
         if "size" not in self.options:
             raise RuntimeError(f"{self.family}: check_options() before load()")
         instances = InstanceSet.load(dataset, regime, self.options["size"])
         self.options["size"] = instances.size
-        first = next(iter(instances.by_id.values()))
-        self.render = check_render(modality, self.factors, first.height, first.width)
+        self.render = check_render(modality, self.factors, instances.first.height, instances.first.width)
         self._loaded = (regime, instances)
-        return first
+        return instances
 
     @property
     def size(self) -> str:
         """The instances' size, once loaded (the task's ``size``, or a folder's own)."""
-        if self._loaded is None:
-            raise RuntimeError(f"{self.family}: load() the instances first")
+        self._instances()
         return str(self.options["size"])
 
     @property
@@ -163,46 +176,40 @@ class GridTaskBody:
             raise RuntimeError(f"{self.family}: load() the instances first")
         return self.render
 
-    def build(
-        self,
-        settings: Observed,
-        solver: Callable[[InstanceSet, Any], Solver],
-        scorer: Scorer,
-        *,
-        shown: Mapping[str, Any] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        task_class: type[Task] = Task,
-        sample_text: SampleText | None = None,
-        **task_args: Any,
-    ) -> Task:
-        """The ``Task``: ``solver(instances, settings)`` with ``settings`` (the
-        task's settings dataclass, built by the task from its checked
-        arguments), and one sample per instance whose metadata holds the
-        parameters the settings name (``Observed.parameters``, in their order)
-        and whose input names those that are not factors or options, and the
-        factors and options that are not the task's defaults (``shown``:
-        parameters the input names in another form, after the rest;
-        ``sample_text``: the family's input and target of a sample,
-        ``harness.samples.InstanceSet.samples``). The task's metadata:
-        ``task_family``, ``regime``, ``metadata``, then every parameter.
-        ``task_args`` are the rest of ``Task``'s arguments (``metrics``,
-        ``epochs``), and the SHA-256 of the instance file read (``DIGEST_KEY``:
-        the report groups runs by it)."""
+    def _instances(self) -> tuple[str, InstanceSet]:
         if self._loaded is None:
-            raise RuntimeError(f"{self.family}: load() the instances before building the task")
-        regime, instances = self._loaded
+            raise RuntimeError(f"{self.family}: load() the instances first")
+        return self._loaded
+
+    def parameters(self, settings: Observed) -> dict[str, Any]:
+        """The parameters ``settings`` name (the task's settings dataclass:
+        ``Observed.parameters``, in their order) that the task has: a task
+        without the ``image_*`` parameters records no rendering style."""
+        named = parameters(self.task)
+        return {k: v for k, v in settings.parameters().items() if k in named}
+
+    def dataset(
+        self, settings: Observed, sample_text: SampleText, shown: Mapping[str, Any] | None = None
+    ) -> MemoryDataset:
+        """One sample per instance: its metadata holds the task's parameters
+        (``parameters``); its input and target are ``sample_text`` of the
+        instance (the family's ``explain.sample_text``), the input closed by
+        the parameters that are not factors or options, then the factors and
+        options that are not the task's defaults (``shown``: parameters the
+        input names in another form, after the rest)."""
+        _, instances = self._instances()
         shown = shown or {}
-        every = settings.parameters()
+        every = self.parameters(settings)
         moved = {**self.factors, **self.options}.keys()  # listed only when not the task's defaults
         listed = {k: v for k, v in every.items() if k not in moved and k not in shown} | changed(
             self.task, {k: v for k, v in every.items() if k in moved}
         )
-        return family_task(
-            self.family,
-            {"regime": regime, **(metadata or {}), **every, DIGEST_KEY: instances.sha256},
-            task_class,
-            dataset=instances.samples(self.family, every, listed | shown, sample_text),
-            solver=solver(instances, settings),
-            scorer=scorer,
-            **task_args,
-        )
+        return instances.samples(self.family, every, listed | shown, sample_text)
+
+    def metadata(self, settings: Observed, *parts: Mapping[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        """The ``Task``'s metadata: ``task_family``, ``regime``, each of
+        ``parts`` in order (the family's prompt version), the task's parameters
+        (``parameters``), then the SHA-256 of the instance file read
+        (``DIGEST_KEY``: the report groups runs by it)."""
+        regime, instances = self._instances()
+        return super().metadata({"regime": regime}, *parts, self.parameters(settings), {DIGEST_KEY: instances.sha256})
