@@ -21,9 +21,12 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import stats as sps
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 #: Largest number of non-zero differences scipy's exact null distribution is used for (no ties).
 EXACT_MAX = 50
@@ -57,6 +60,15 @@ class PairedTest:
         return self.mean_a - self.mean_b
 
 
+def _sps() -> ModuleType:
+    """``scipy.stats``, imported at the first test that needs it: every
+    interpreter that reads the family registry (each task, each CLI command)
+    imports this module through the report tables, and most never test anything."""
+    from scipy import stats
+
+    return stats
+
+
 def exact_differences(a: Sequence[Fraction | int], b: Sequence[Fraction | int]) -> list[Fraction]:
     if len(a) != len(b):
         raise ValueError(f"paired vectors differ in length: {len(a)} vs {len(b)}")
@@ -72,7 +84,7 @@ def rank_biserial(d: Sequence[Fraction | float]) -> float:
     nonzero = np.array([float(x) for x in d if x != 0])
     if nonzero.size == 0:
         return math.nan
-    ranks = sps.rankdata(np.abs(nonzero))
+    ranks = _sps().rankdata(np.abs(nonzero))
     return float((ranks[nonzero > 0].sum() - ranks[nonzero < 0].sum()) / ranks.sum())
 
 
@@ -100,10 +112,10 @@ def paired_wilcoxon(a: Sequence[Fraction | int], b: Sequence[Fraction | int]) ->
         note = "no shared seeds" if n == 0 else "all differences zero"
         return PairedTest(**base, statistic=math.nan, pvalue=math.nan, rank_biserial=math.nan, note=note)
     method = wilcoxon_method(nonzero)
-    scipy_method = sps.PermutationMethod(n_resamples=np.inf) if method == "permutation" else method
+    scipy_method = _sps().PermutationMethod(n_resamples=np.inf) if method == "permutation" else method
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = sps.wilcoxon(np.array([float(x) for x in nonzero]), method=scipy_method)
+        result = _sps().wilcoxon(np.array([float(x) for x in nonzero]), method=scipy_method)
     pvalue = float(result.pvalue)
     return PairedTest(
         **base,
@@ -128,7 +140,7 @@ def exact_signed_rank(a: Sequence[Fraction | int], b: Sequence[Fraction | int]) 
     if not nonzero:
         return paired_wilcoxon(a, b)
     n = len(d)
-    doubled = [round(2 * r) for r in sps.rankdata([abs(float(x)) for x in nonzero])]  # mid-ranks: halves
+    doubled = [round(2 * r) for r in _sps().rankdata([abs(float(x)) for x in nonzero])]  # mid-ranks: halves
     total = sum(doubled)
     positive = sum(r for r, x in zip(doubled, nonzero) if x > 0)
     dist = np.zeros(total + 1)
@@ -183,6 +195,6 @@ def correlate(x: Sequence[float], y: Sequence[float]) -> Correlation:
         return Correlation(n, math.nan, math.nan, math.nan, math.nan, f"{side} constant over seeds")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pr = sps.pearsonr(a, b)
-        sr = sps.spearmanr(a, b)
+        pr = _sps().pearsonr(a, b)
+        sr = _sps().spearmanr(a, b)
     return Correlation(n, float(pr.statistic), float(pr.pvalue), float(sr.statistic), float(sr.pvalue))
