@@ -130,6 +130,39 @@ def _distribution_scan_cached() -> None:
 _distribution_scan_cached()
 
 
+def _no_realtime_buffer() -> None:
+    """In-process evals run without Inspect's realtime sample buffer unless a test asks for it.
+
+    ``log_realtime`` (default on) writes every event of a running sample to a
+    SQLite buffer beside the log, which ``inspect view`` reads to show a sample
+    while it runs; no test here watches a running sample, and the buffer is
+    about a third of a scripted run's CPU. The log a run writes at its end is
+    the same either way. A test that passes ``log_realtime`` gets what it asks
+    for, and every eval started in a subprocess (the CLI and packaging tests,
+    the local-model quickstart and the fault test) runs with Inspect's default,
+    the buffer on, so the suite still runs the configuration users do.
+    """
+    import inspect_ai
+    from inspect_ai._eval import eval as eval_module
+
+    original = eval_module.eval_async
+    if getattr(original, "_no_realtime_buffer", False):
+        return
+
+    @functools.wraps(original)
+    async def eval_async(*args: object, **kwargs: object) -> object:
+        if kwargs.get("log_realtime") is None:
+            kwargs["log_realtime"] = False
+        return await original(*args, **kwargs)
+
+    eval_async._no_realtime_buffer = True  # type: ignore[attr-defined]
+    eval_module.eval_async = eval_async
+    inspect_ai.eval_async = eval_async
+
+
+_no_realtime_buffer()
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto``: two workers for the whole suite (one per core above two); none when tests are named."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
