@@ -1,17 +1,23 @@
 """Every script under ``benchmarks/`` (not ``studies/``) run at its smallest
-size, as a user would (a subprocess from the checkout, its logs in a temporary
-folder): it exits 0 and no column of a table it prints is blank (every cell
-empty, ``-`` or ``nan``), which is how a script that reads a moved field shows
-it. A script this module does not run must say why in :data:`NOT_RUN`, so a new
-script is smoke-tested or excused on purpose."""
+size, as a user would (``python benchmarks/<script>.py ...`` from the checkout,
+its logs in a temporary folder): it exits 0 and no column of a table it prints
+is blank (every cell empty, ``-`` or ``nan``), which is how a script that reads
+a moved field shows it. A script this module does not run must say why in
+:data:`NOT_RUN`, so a new script is smoke-tested or excused on purpose.
+
+The scripts run one after another in one subprocess (:data:`DRIVER`), each as
+its own ``__main__`` with its own argv, ``sys.path[0]``, working directory and
+environment: a fresh interpreter per script would spend most of its time
+importing Inspect and its providers' clients (about 15 s of CPU each, as long
+as most of these runs), ten times over."""
 
 from __future__ import annotations
 
-import os
-import shutil
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,6 +64,59 @@ NOT_RUN = {
 }
 
 
+#: Runs the scripts of the JSON file argv[1] ([script, argv, stdout file, stderr file, environment
+#: changes] each) one after another, each as ``python script argv`` would: ``__main__``, its folder
+#: first on ``sys.path``, the checkout as working directory; the exit code of each goes to argv[2].
+DRIVER = """
+import contextlib, json, os, runpy, sys, traceback
+runs, codes_file, codes = json.load(open(sys.argv[1])), sys.argv[2], {}
+path0, cwd, environ = sys.path[0], os.getcwd(), dict(os.environ)
+for script, argv, out, err, env in runs:
+    os.environ.update(env)
+    sys.argv, sys.path[0] = [script, *argv], os.path.dirname(script)
+    with open(out, "w") as o, open(err, "w") as e, contextlib.redirect_stdout(o), contextlib.redirect_stderr(e):
+        try:
+            runpy.run_path(script, run_name="__main__")
+            code = 0
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+    codes[script] = code
+    sys.path[0] = path0
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(environ)
+json.dump(codes, open(codes_file, "w"))
+"""
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str, str, Path]]:
+    """Every script of :data:`RUNS`, run by :data:`DRIVER`: script -> (exit code, stdout, stderr, its folder)."""
+    root = tmp_path_factory.mktemp("smoke")
+    spec: list[list[Any]] = []
+    for script, template in sorted(RUNS.items()):
+        tmp = root / script
+        tmp.mkdir()
+        args = [a.replace("{tmp}", str(tmp)) for a in template]
+        spec.append([str(BENCHMARKS / f"{script}.py"), args, str(tmp / "stdout"), str(tmp / "stderr"),
+                     {"INSPECT_LOG_DIR": str(tmp / "inspect-logs")}])  # fmt: skip
+    (root / "runs.json").write_text(json.dumps(spec), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(root / "runs.json"), str(root / "codes.json")],
+        cwd=ROOT, capture_output=True, text=True, timeout=1800,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    codes = json.loads((root / "codes.json").read_text(encoding="utf-8"))
+    return {
+        Path(script).stem: (code, Path(out).read_text(encoding="utf-8"), Path(err).read_text(encoding="utf-8"),
+                            Path(out).parent)  # fmt: skip
+        for (script, _, out, err, _), code in zip(spec, codes.values(), strict=True)
+    }
+
+
 def blank_columns(text: str) -> list[str]:
     """The headers of every markdown-table column in ``text`` whose cells are all blank."""
     blank, rows = [], []
@@ -86,18 +145,11 @@ def test_a_blank_column_is_found() -> None:
 
 
 @pytest.mark.parametrize("script", sorted(RUNS))
-def test_the_script_prints_full_tables_at_its_smallest_size(script: str, tmp_path: Path) -> None:
-    if script == "view_screenshots" and not shutil.which("chromium"):
-        pytest.skip("no chromium")
-    args = [a.replace("{tmp}", str(tmp_path)) for a in RUNS[script]]
-    env = os.environ | {"INSPECT_LOG_DIR": str(tmp_path / "inspect-logs")}
-    out = subprocess.run(
-        [sys.executable, str(BENCHMARKS / f"{script}.py"), *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+def test_the_script_prints_full_tables_at_its_smallest_size(script: str, runs) -> None:
+    code, stdout, stderr, tmp_path = runs[script]
+    assert code == 0, stdout[-2000:] + stderr[-3000:]
     where, checked = TABLE_FILES.get(script, (None, True))
-    text = Path(where.replace("{tmp}", str(tmp_path))).read_text(encoding="utf-8") if where else out.stdout
+    text = Path(where.replace("{tmp}", str(tmp_path))).read_text(encoding="utf-8") if where else stdout
     assert "|---" in text, f"{script} wrote no table: {text[-2000:]}"
     if checked:
         assert set(blank_columns(text)) <= UNDEFINED.get(script, set()), text[-4000:]
