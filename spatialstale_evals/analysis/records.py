@@ -9,6 +9,7 @@ score's ``metadata["counts"]`` (``harness/score_counts.py``).
 
 from __future__ import annotations
 
+import functools
 import json
 import warnings
 from typing import Any
@@ -34,7 +35,17 @@ def instance_json(sample: Any) -> str:
 
 
 def sample_columns(family: str) -> list[SampleColumn]:
-    spec = families()[family]
+    """The ``samples_df`` columns of ``family``'s records. Built once per
+    (family, whether records carry the instance) and reused for every log:
+    Inspect parses a column's JSONPath at its first use (about 25 ms each), so
+    fresh columns for each log would parse them again for every log read."""
+    return list(_sample_columns(family, families()[family].instance))
+
+
+@functools.cache
+def _sample_columns(family: str, instance: bool) -> tuple[SampleColumn, ...]:
+    """The columns; the family's entry is looked up when a sample is read, so a
+    family registered again under its name is read by its new entry."""
 
     def value(s: Any) -> str | None:
         """The sample's counts (``Score.metadata["counts"]``; in a log written
@@ -44,7 +55,7 @@ def sample_columns(family: str) -> list[SampleColumn]:
 
     def detail(s: Any) -> str | None:
         score = score_of(s, family)
-        return None if score is None else json.dumps(spec.detail(score.metadata or {}))
+        return None if score is None else json.dumps(families()[family].detail(score.metadata or {}))
 
     columns = [
         SampleColumn("id", path="id", required=True, type=str),
@@ -57,11 +68,11 @@ def sample_columns(family: str) -> list[SampleColumn]:
             "sample_tokens", path=lambda s: sum(u.total_tokens for u in (s.model_usage or {}).values()), full=True
         ),
     ]
-    if spec.instance:
+    if instance:
         columns.append(SampleColumn("instance", path=instance_json, full=True))
         truth = SampleColumn("truth", path=lambda s: json.dumps((s.metadata or {}).get("windows", [])), full=True)
         columns.append(truth)
-    return columns
+    return tuple(columns)
 
 
 def read_samples(path: str, family: str) -> pd.DataFrame:
