@@ -719,6 +719,12 @@ log = eval("spatialstale_evals/detect.py", task_args={"regime": "L2", "modality"
            log_realtime=False)[0]
 out["file"] = [log.status, log.eval.task, [s.id for s in log.samples],
                log.results.scores[0].metrics["f1"].value]
+os.chdir(sys.argv[3])
+(log,) = eval("spatialstale_evals/navigate", task_args={"regime": "L1", "strategy": "no_memory"},
+              model="spatialstale/observer", limit=1, epochs=1, log_dir=sys.argv[1], display="none",
+              log_realtime=False)
+out["navigate"] = [log.status, log.eval.task, [s.id for s in log.samples],
+                   log.samples[0].scores["navigation_scorer"].value["success"]]
 print("RESULT " + json.dumps(out))
 """
 
@@ -726,14 +732,16 @@ print("RESULT " + json.dumps(out))
 def test_registry_entry_point_and_task_file(tmp_path):
     """``spatialstale_evals/detect`` resolves through the installed entry point,
     and ``spatialstale_evals/detect.py`` as a task file, and both log the one
-    name ``spatialstale_evals/detect`` (``metadata.task_name``). Run in a fresh
-    interpreter outside the checkout, as a user would (inside the checkout
-    the cwd's ``*.egg-info`` hides the editable install from Inspect's
-    package-name lookup)."""
+    name ``spatialstale_evals/detect`` (``metadata.task_name``); so does
+    ``spatialstale_evals/navigate`` by its registry name (the same fresh
+    interpreter, back outside the checkout). Run outside the checkout, as a
+    user would (inside the checkout the cwd's ``*.egg-info`` hides the
+    editable install from Inspect's package-name lookup). The wheel's entry
+    point: ``tests/test_packaging.py``."""
     work = tmp_path / "elsewhere"
     work.mkdir()
     proc = subprocess.run(
-        [sys.executable, "-c", REGISTRY_SCRIPT, str(tmp_path / "logs"), str(ROOT)],
+        [sys.executable, "-c", REGISTRY_SCRIPT, str(tmp_path / "logs"), str(ROOT), str(work)],
         cwd=work,
         capture_output=True,
         text=True,
@@ -749,6 +757,9 @@ def test_registry_entry_point_and_task_file(tmp_path):
     status, name, ids, f1 = result["file"]
     assert status == "success" and name == "spatialstale_evals/detect"  # one name however it is started
     assert ids == ["L2-000"] and f1 == 1.0
+    status, name, ids, success = result["navigate"]
+    assert status == "success" and name == "spatialstale_evals/navigate"
+    assert ids == ["L1-000"] and success == 1  # the observer reaches the goal
 
 
 def test_audit_windows_solver_leaves_one_record_per_window(tmp_path):

@@ -753,32 +753,6 @@ def test_bad_parameter_through_eval_makes_no_model_call(tmp_path):
 
 # -- registry ------------------------------------------------------------------------------
 
-REGISTRY_SCRIPT = """
-import sys
-from inspect_ai import eval
-(log,) = eval("spatialstale_evals/navigate", task_args={"regime": "L1", "strategy": "no_memory"},
-              model="spatialstale/observer", limit=1, epochs=1, log_dir=sys.argv[1], display="none")
-assert log.status == "success", log.error
-print(log.eval.task, log.samples[0].id, log.samples[0].scores["navigation_scorer"].value["success"])
-"""
-
-
-def test_registry_name_runs_from_an_installed_package(tmp_path):
-    """The entry point as an installed package sees it (neutral working directory)."""
-    import subprocess
-    import sys
-
-    proc = subprocess.run(
-        [sys.executable, "-c", REGISTRY_SCRIPT, str(tmp_path / "logs")],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.split() == ["spatialstale_evals/navigate", "L1-000", "1"]
-
-
 def test_registry_name_runs(tmp_path):
     """In-process, from wherever pytest runs (the repo root for ``python -m pytest``)."""
     from inspect_ai._util.registry import registry_info
