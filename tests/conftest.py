@@ -30,6 +30,9 @@
   fail at once, saying so (the [test] extra pins pytest below 9.2).
 - Inspect's per-task lookup of the distribution that ships a task, cached
   for the session (``_distribution_scan_cached``).
+- In-process evals without Inspect's realtime sample buffer unless a test
+  passes ``log_realtime`` (``_no_realtime_buffer``: a third of a scripted run's
+  CPU; evals in subprocesses keep Inspect's default).
 - The user's ``./logs`` left alone: a log no test names a folder for goes to a
   temporary one (``INSPECT_LOG_DIR``, for subprocesses too), and a run that
   changes ``./logs`` anyway fails at its end, naming what it wrote there.
