@@ -30,6 +30,11 @@
   fail at once, saying so (the [test] extra pins pytest below 9.2).
 - Inspect's per-task lookup of the distribution that ships a task, cached
   for the session (``_distribution_scan_cached``).
+- The cyclic garbage collector tuned as a matrix run tunes it
+  (``runs.matrix.GC_THRESHOLDS``), with the heap alive after collection
+  frozen out of its passes (``pytest_collection_finish``): a worker holds every
+  test module and Inspect allocates many short-lived objects per model call,
+  so the default thresholds spend much of a scripted run's CPU in collection.
 - In-process evals without Inspect's realtime sample buffer unless a test
   passes ``log_realtime`` (``_no_realtime_buffer``: a third of a scripted run's
   CPU; evals in subprocesses keep Inspect's default).
@@ -41,6 +46,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,6 +60,7 @@ from spatialstale_evals import local_model
 from spatialstale_evals.harness.family import FAMILIES, families
 from spatialstale_evals.local_model import server as lm_server
 from spatialstale_evals.navigation.strategies import STRATEGIES
+from spatialstale_evals.runs.matrix import GC_THRESHOLDS
 from spatialstale_evals.world.regimes import REGIMES
 
 families()  # the suite's own task families, registered before any test can add one
@@ -76,6 +83,13 @@ def _listing(folder: Path) -> dict[str, tuple[int, int]]:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[_LOGS_BEFORE] = _listing(USER_LOGS)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The collector tuned for the run (module docstring): what is alive now is frozen out of its passes."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
