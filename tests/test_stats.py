@@ -24,7 +24,7 @@ def _rates(counts: list[int]) -> list[Fraction]:
     return [Fraction(c, EPOCHS) for c in counts]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(COUNTS)
 def test_wilcoxon_equals_scipy_on_integer_differences(pairs: list[tuple[int, int]]) -> None:
     a, b = [x for x, _ in pairs], [y for _, y in pairs]
@@ -40,7 +40,7 @@ def test_wilcoxon_equals_scipy_on_integer_differences(pairs: list[tuple[int, int
     assert t.pvalue == pytest.approx(ref.pvalue, rel=1e-12, abs=0)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(COUNTS)
 def test_success_and_death_tests_agree_on_complementary_data(pairs: list[tuple[int, int]]) -> None:
     success_a, success_b = [x for x, _ in pairs], [y for _, y in pairs]
