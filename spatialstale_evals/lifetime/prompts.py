@@ -29,6 +29,20 @@ PROMPT_VERSION = "1.2"
 #: The memory file ``initial_memory="paper"`` writes the instance's entries to.
 PAPER_MEMORY_PATH = "/memories/lake.md"
 
+#: How notes about cells are best written (every arm with the memory tool ends its system prompt with it).
+NOTE_FORMAT = """Recommended format for notes about cells, one line each:
+SAFE at (r,c)
+HOLE at (r,c)"""
+#: A turn with the memory tool, and the write-back turn, then ``NOTE_FORMAT`` (``notes`` and ``shared``).
+MEMORY_TURNS = (
+    """Each turn, call `move` once with direction UP, DOWN, LEFT or RIGHT. You may call `memory` before
+you move (up to {max_memory_calls} memory calls per turn; they do not use up steps). When an episode
+ends you get one more turn to update your memory before the next episode begins.
+
+"""
+    + NOTE_FORMAT
+)
+
 LIFELONG_SYSTEM = (
     NAVIGATE_RULES
     + """
@@ -39,13 +53,8 @@ earlier episode except what you saved with the `memory` tool, whose /memories di
 from one episode to the next. Between episodes, and sometimes during one, some cells of the lake
 may change between ice and hole.
 
-Each turn, call `move` once with direction UP, DOWN, LEFT or RIGHT. You may call `memory` before
-you move (up to {max_memory_calls} memory calls per turn; they do not use up steps). When an episode
-ends you get one more turn to update your memory before the next episode begins.
-
-Recommended format for notes about cells, one line each:
-SAFE at (r,c)
-HOLE at (r,c)"""
+"""
+    + MEMORY_TURNS
 )
 
 #: ``memory=none``: the same lake, episodes and rules, with nothing kept between
@@ -75,15 +84,16 @@ change between ice and hole.
 Each turn, call `move` once with direction UP, DOWN, LEFT or RIGHT."""
 )
 #: ``memory=transcript`` with ``memory_tool=true``: the same, and the memory tool as ``notes`` offers it.
-TRANSCRIPT_MEMORY_TOOL = """
+TRANSCRIPT_MEMORY_TOOL = (
+    """
 
 You may also call `memory` before you move (up to {max_memory_calls} memory calls per turn; they do
 not use up steps); its /memories directory is kept from one episode to the next. When an episode
 ends you get one more turn to update your memory before the next episode begins.
 
-Recommended format for notes about cells, one line each:
-SAFE at (r,c)
-HOLE at (r,c)"""
+"""
+    + NOTE_FORMAT
+)
 
 #: ``memory=shared``: the notes' words, with the episodes taken in turns by two agents sharing /memories.
 LIFELONG_SYSTEM_SHARED = (
@@ -97,13 +107,8 @@ remember anything from an earlier episode except what is saved with the `memory`
 reads and writes the same files. Between episodes, and sometimes during one, some cells of the lake
 may change between ice and hole.
 
-Each turn, call `move` once with direction UP, DOWN, LEFT or RIGHT. You may call `memory` before
-you move (up to {max_memory_calls} memory calls per turn; they do not use up steps). When an episode
-ends you get one more turn to update your memory before the next episode begins.
-
-Recommended format for notes about cells, one line each:
-SAFE at (r,c)
-HOLE at (r,c)"""
+"""
+    + MEMORY_TURNS
 )
 #: Added to the scout's system prompt under ``scout_access=readonly``.
 SCOUT_READ_ONLY = "\n\nYour access to /memories is read-only: you can view the notes but not change them."
