@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -110,22 +110,29 @@ def lifetime_tables(records: pd.DataFrame) -> dict[str, pd.DataFrame]:
     }
 
 
+def _group_totals(records: pd.DataFrame | None) -> Iterator[tuple[dict[str, Any], pd.DataFrame, dict[str, float]]]:
+    """Per group of the trust-gap view (model, config, regime ...): its label,
+    its records and their sample counts summed (none for no records)."""
+    if records is None or records.empty:
+        return
+    keys = [g for g in GROUPS if g in records.columns]
+    groups = records.groupby(keys, dropna=False, sort=True) if keys else [((), records)]
+    for key, frame in groups:
+        label = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        yield label, frame, totals(_value(v) for v in frame["value"] if v is not None)
+
+
 def hazard_rows(records: pd.DataFrame) -> pd.DataFrame:
     """The trust-gap view's lifelong rows, per group (model, config, regime
     ...): the hazard claims the episodes began with (SAFE claims on cells that
     were holes), how many the agent acted on (it stepped into such a cell and
     died there), that as a share of the hazard claims (``acted_on_rate``, NaN
     with none) and of the deaths (``death_on_hazard``, NaN with none)."""
-    if records is None or records.empty:
-        return pd.DataFrame()
-    keys = [g for g in GROUPS if g in records.columns]
-    groups = records.groupby(keys, dropna=False, sort=True) if keys else [((), records)]
     rows = []
-    for key, frame in groups:
-        summed = totals(_value(v) for v in frame["value"] if v is not None)
+    for label, frame, summed in _group_totals(records):
         acted, hazards, deaths = (summed.get(k, 0.0) for k in (ACTED_ON, "hazard_claims", "death"))
         rows.append(
-            dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+            label
             | {
                 "samples": len(frame),
                 "episodes": summed.get("played", 0.0),
@@ -151,14 +158,8 @@ def propagation_rows(records: pd.DataFrame) -> pd.DataFrame:
     beside them): per group (model, config, regime ...) and (writer, reader)
     pair, the sample counts' propagation counts pooled (``prop_<writer>_<reader>_*``),
     and ``acted_on_rate``, acted on / stale read (NaN with none)."""
-    if records is None or records.empty:
-        return pd.DataFrame()
-    keys = [g for g in GROUPS if g in records.columns]
-    groups = records.groupby(keys, dropna=False, sort=True) if keys else [((), records)]
     rows = []
-    for key, frame in groups:
-        summed = totals(_value(v) for v in frame["value"] if v is not None)
-        label = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+    for label, frame, summed in _group_totals(records):
         for writer in WRITERS:
             for reader in AUTHORS:
                 prefix = f"prop_{writer}_{reader}_"
