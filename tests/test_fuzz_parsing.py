@@ -241,13 +241,17 @@ def test_a_model_output_with_surrogates_in_text_and_tool_calls_is_made_loggable(
     assert loggable_output(same) is same
 
 
-def best_of_3(text: str) -> float:
+def best_of_n(text: str, n: int) -> float:
     times = []
-    for _ in range(3):
+    for _ in range(n):
         start = time.perf_counter()
         parse_audit_reply(text, IDS)
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def best_of_3(text: str) -> float:
+    return best_of_n(text, 3)
 
 
 #: Adversarial replies of a given length: each defeats a naive search differently.
@@ -258,8 +262,14 @@ ADVERSARIAL = {
 }
 
 
+def within(text: str, bound: float) -> bool:
+    """Whether the best of 3 timed parses of ``text`` takes at most ``bound``
+    seconds: the best of 3 is within it as soon as one is, so the timing stops there."""
+    return any(best_of_n(text, 1) <= bound for _ in range(3))
+
+
 @pytest.mark.parametrize("kind", list(ADVERSARIAL))
 def test_parse_time_grows_linearly(kind):
     """A reply 20 times longer takes at most 40 times as long (linear, with room for noise)."""
     small, large = ADVERSARIAL[kind](50_000), ADVERSARIAL[kind](1_000_000)
-    assert best_of_3(large) <= 40 * best_of_3(small)
+    assert within(large, 40 * best_of_3(small))
