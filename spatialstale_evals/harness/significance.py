@@ -132,12 +132,12 @@ def paired_wilcoxon(a: Sequence[Fraction | int], b: Sequence[Fraction | int]) ->
         note = "no shared seeds" if n == 0 else "all differences zero"
         return PairedTest(**base, statistic=math.nan, pvalue=math.nan, rank_biserial=math.nan, note=note)
     method = wilcoxon_method(nonzero)
-    x = np.array([float(x) for x in nonzero])
+    values = np.array([float(x) for x in nonzero])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # the statistic does not depend on the method; the permutation p-value is computed apart
-        result = _sps().wilcoxon(x, method="asymptotic" if method == "permutation" else method)
-        pvalue = _permutation_pvalue(x) if method == "permutation" else float(result.pvalue)
+        result = _sps().wilcoxon(values, method="asymptotic" if method == "permutation" else method)
+        pvalue = _permutation_pvalue(values) if method == "permutation" else float(result.pvalue)
     return PairedTest(
         **base,
         statistic=float(result.statistic),
