@@ -12,8 +12,8 @@ importing Inspect and its providers' clients (about 15 s of CPU each, as long
 as most of these runs), ten times over. The driver's garbage collector is tuned
 as a matrix run tunes it (``runs.matrix.GC_THRESHOLDS``, the heap alive before
 each script frozen out of its passes), as the suite's own process is
-(tests/conftest.py): collection changes no output, and the scripts that run
-``eval_set`` or ``eval`` themselves otherwise spend a sixth of their CPU in it."""
+(tests/conftest.py): collection changes no output, and with the default
+thresholds this module spent about a sixth more CPU (142 s against 116 s)."""
 
 from __future__ import annotations
 
