@@ -9,15 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from _fingerprint import ADDED_COUNTS, CHANGED_KEYS, CHANGED_MESSAGES, FIXTURE, run_all
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, resolve_sample_attachments
-from rich.console import Console
 
 from spatialstale_evals.detect import detect
 from spatialstale_evals.navigate import navigate
@@ -32,28 +29,6 @@ UNDEFINED_WITHOUT_NOTES = {"distractor_flag_rate"}
 #: The entries of S (0,0) and G (7,7) on 8x8: SAFE, never stale, so not in the
 #: valid-SAFE control (specification.md#memory: ids are r*W + c, zero-padded to 3 digits).
 START_GOAL_IDS = {"mem_000", f"mem_{7 * 8 + 7:03d}"}
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _quiet_console_renders_nothing() -> Iterator[None]:
-    """A quiet rich console's ``print`` returns at once instead of rendering what it then discards.
-
-    ``display="none"`` makes Inspect's console quiet (``rich.reconfigure(quiet=True)``),
-    yet its task display still renders each eval's results table, one row per
-    task, when the eval ends, and the console then drops the text unwritten
-    (``Console._check_buffer``): for the 80 fingerprinted tasks, about a sixth of
-    the runs' CPU. The runs, their logs and what is compared are unchanged; only
-    output that was never shown is not drawn.
-    """
-    print_ = Console.print
-
-    def print_unless_quiet(self: Console, *args: Any, **kwargs: Any) -> None:
-        if not self.quiet:
-            print_(self, *args, **kwargs)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Console, "print", print_unless_quiet)
-        yield
 
 
 def prompt_hashes(log: EvalLog) -> dict[tuple[str, int], list[str]]:
