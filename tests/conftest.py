@@ -38,6 +38,9 @@
 - In-process evals without Inspect's realtime sample buffer unless a test
   passes ``log_realtime`` (``_no_realtime_buffer``: a third of a scripted run's
   CPU; evals in subprocesses keep Inspect's default).
+- One warm interpreter per session (``warm_python``, session scoped, started
+  at its first use): tests that run a command in a fresh interpreter fork it
+  instead of paying Inspect's five-second import each time (``tests/_warm.py``).
 - The user's ``./logs`` left alone: a log no test names a folder for goes to a
   temporary one (``INSPECT_LOG_DIR``, for subprocesses too), and a run that
   changes ``./logs`` anyway fails at its end, naming what it wrote there.
@@ -54,6 +57,7 @@ from pathlib import Path
 import _builtins  # noqa: F401 - the snapshot must be taken before any test module is imported
 import pytest
 from _local_server import LocalServer, require_local_extra
+from _warm import WarmPython
 from hypothesis import settings
 
 from spatialstale_evals import local_model
@@ -269,3 +273,12 @@ def local_server() -> Iterator[LocalServer]:
         last = server.state
     assert not local_model.pid_alive(last.pid), "the session's server outlived the session"
     assert lm_server.read_state(last.port) is None, "its state file outlived it"
+
+
+@pytest.fixture(scope="session")
+def warm_python() -> Iterator[WarmPython]:
+    """The session's warm interpreter (``tests/_warm.py``): ``warm_python.run`` is
+    ``subprocess.run`` for a command in a fresh interpreter, forked from one that
+    imported Inspect and nothing of the package."""
+    with WarmPython() as warm:
+        yield warm
