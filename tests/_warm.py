@@ -33,9 +33,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-#: Imported by the warm interpreter before it forks: Inspect, its command line, and
-#: the libraries the package imports. Never a module of the package or matplotlib
-#: (what tests/test_layout.py checks a fresh interpreter does or does not load).
+#: Imported by the warm interpreter before it forks: Inspect, its command line, the
+#: modules it imports lazily in every run (its notebook check imports IPython, each
+#: sample the Anthropic provider, each eval its control server), and the libraries
+#: the package imports. Never a module of the package or matplotlib (``NOT_PRELOADED``).
+#: A name this Inspect lacks is passed over: preloading only saves time.
 PRELOAD = (
     "inspect_ai",
     "inspect_ai._cli.main",
@@ -43,9 +45,18 @@ PRELOAD = (
     "inspect_ai.model",
     "inspect_ai.scorer",
     "inspect_ai.solver",
+    "inspect_ai.hooks",
+    "inspect_ai.model._providers.anthropic",
+    "inspect_ai.model._openai_responses",
+    "inspect_ai.agent._acp.server",
+    "inspect_ai._control.server",
+    "IPython",
+    "fastapi",
+    "uvicorn",
     "numpy",
     "gymnasium",
     "PIL.Image",
+    "PIL.ImageDraw",
     "filelock",
     "pandas",
 )
@@ -59,7 +70,10 @@ import gc, importlib, json, os, sys
 
 preload, forbidden = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 for name in preload:
-    importlib.import_module(name)
+    try:
+        importlib.import_module(name)
+    except ModuleNotFoundError:
+        pass
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in forbidden)
 if loaded:
     raise SystemExit(f"the warm interpreter loaded {loaded[:5]}: a fork would not be a fresh interpreter")
@@ -127,6 +141,7 @@ class WarmPython:
         self._server: subprocess.Popen[str] | None = None
         self._folder = tempfile.TemporaryDirectory(prefix="warm-python-")
         self._count = 0
+        self._errors = Path(self._folder.name) / "server.err"
         self.preloaded: frozenset[str] = frozenset()
 
     def __enter__(self) -> WarmPython:
@@ -147,8 +162,7 @@ class WarmPython:
     def start(self) -> subprocess.Popen[str]:
         """Start the warm interpreter (``run`` does at its first command); ``preloaded`` is then what it loaded."""
         if self._server is None:
-            stderr = Path(self._folder.name) / "server.err"
-            with stderr.open("w") as err:
+            with self._errors.open("w") as err:
                 self._server = subprocess.Popen(
                     [sys.executable, "-c", SERVER, json.dumps(PRELOAD), json.dumps(NOT_PRELOADED)],
                     stdin=subprocess.PIPE,
@@ -158,7 +172,7 @@ class WarmPython:
                 )
             ready = self._reply(None)
             if "ready" not in ready:
-                raise RuntimeError(f"the warm interpreter did not start: {stderr.read_text()[-3000:]}")
+                raise RuntimeError("the warm interpreter did not start")
             self.preloaded = frozenset(ready["ready"])
         return self._server
 
@@ -168,7 +182,8 @@ class WarmPython:
             raise TimeoutError
         line = self._server.stdout.readline()
         if not line:
-            raise RuntimeError(f"the warm interpreter ended (exit {self._server.wait()})")
+            code = self._server.wait()
+            raise RuntimeError(f"the warm interpreter ended (exit {code}): {self._errors.read_text()[-3000:]}")
         return json.loads(line)
 
     def run(
