@@ -35,9 +35,11 @@ from types import TracebackType
 
 #: Imported by the warm interpreter before it forks: Inspect, its command line, the
 #: modules it imports lazily in every run (its notebook check imports IPython, each
-#: sample the Anthropic provider, each eval its control server), and the libraries
-#: the package imports. Never a module of the package or matplotlib (``NOT_PRELOADED``).
-#: A name this Inspect lacks is passed over: preloading only saves time.
+#: eval its control server), and the libraries the package imports. Never a module
+#: of the package or matplotlib (``NOT_PRELOADED``). A name this Inspect lacks is
+#: passed over: preloading only saves time. (Not the provider SDKs a sample imports,
+#: ``anthropic`` and ``openai``: six seconds each warm interpreter, of use to one
+#: child in the suite.)
 PRELOAD = (
     "inspect_ai",
     "inspect_ai._cli.main",
@@ -46,9 +48,6 @@ PRELOAD = (
     "inspect_ai.scorer",
     "inspect_ai.solver",
     "inspect_ai.hooks",
-    "inspect_ai.model._providers.anthropic",
-    "inspect_ai.model._openai_responses",
-    "inspect_ai.agent._acp.server",
     "inspect_ai._control.server",
     "IPython",
     "fastapi",
@@ -174,6 +173,10 @@ class WarmPython:
             if "ready" not in ready:
                 raise RuntimeError("the warm interpreter did not start")
             self.preloaded = frozenset(ready["ready"])
+            if os.environ.get("WARM_DEBUG"):  # TEMP
+                import resource
+                with open(os.environ["WARM_DEBUG"], "a") as f:
+                    f.write(f"start\t{resource.getrusage(resource.RUSAGE_CHILDREN)}\n")
         return self._server
 
     def _reply(self, timeout: float | None) -> dict:
@@ -227,6 +230,9 @@ class WarmPython:
             reply = self._reply(timeout)
             returncode = reply["returncode"]
             self.last_cpu = reply["cpu"]
+            if os.environ.get("WARM_DEBUG"):  # TEMP
+                with open(os.environ["WARM_DEBUG"], "a") as f:
+                    f.write(f"{reply['cpu']:.2f}\t{os.environ.get('PYTEST_CURRENT_TEST')}\n")
         except TimeoutError:
             os.kill(pid, 9)
             self._reply(None)
