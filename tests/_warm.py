@@ -140,6 +140,7 @@ class WarmPython:
         self._server: subprocess.Popen[str] | None = None
         self._folder = tempfile.TemporaryDirectory(prefix="warm-python-")
         self._count = 0
+        self.last_cpu = 0.0
         self._errors = Path(self._folder.name) / "server.err"
         self.preloaded: frozenset[str] = frozenset()
 
@@ -173,10 +174,6 @@ class WarmPython:
             if "ready" not in ready:
                 raise RuntimeError("the warm interpreter did not start")
             self.preloaded = frozenset(ready["ready"])
-            if os.environ.get("WARM_DEBUG"):  # TEMP
-                import resource
-                with open(os.environ["WARM_DEBUG"], "a") as f:
-                    f.write(f"start\t{resource.getrusage(resource.RUSAGE_CHILDREN)}\n")
         return self._server
 
     def _reply(self, timeout: float | None) -> dict:
@@ -229,10 +226,7 @@ class WarmPython:
         try:
             reply = self._reply(timeout)
             returncode = reply["returncode"]
-            self.last_cpu = reply["cpu"]
-            if os.environ.get("WARM_DEBUG"):  # TEMP
-                with open(os.environ["WARM_DEBUG"], "a") as f:
-                    f.write(f"{reply['cpu']:.2f}\t{os.environ.get('PYTEST_CURRENT_TEST')}\n")
+            self.last_cpu = reply["cpu"]  # the child's CPU seconds (user + system), for profiling
         except TimeoutError:
             os.kill(pid, 9)
             self._reply(None)

@@ -12,14 +12,12 @@ analysis code.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import math
 import os
 import shutil
 import signal
-import subprocess
-import sys
-import textwrap
 import time
 import warnings
 from pathlib import Path
@@ -28,6 +26,7 @@ import numpy as np
 import pytest
 import scipy.stats
 import shortuuid
+from _fork import fork_cli
 from _reference import holm
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
@@ -517,12 +516,11 @@ MATRIX_ARGS = [
     "none",
 ]
 
-CHILD = textwrap.dedent(
-    """
-    import asyncio, sys
-    from inspect_ai.log._samples import sample_active
-    from spatialstale_evals import cli
-    from spatialstale_evals.scripted.api import ScriptedAPI
+
+def _hang_on_omcd() -> None:
+    """In the matrix's child process only: the omcd task never finishes (its sample L1-002 waits an hour),
+    so the run is killed there, with detect and no_filter done."""
+    import asyncio
 
     original = ScriptedAPI.generate
 
@@ -533,9 +531,6 @@ CHILD = textwrap.dedent(
         return await original(self, input, tools, tool_choice, config)
 
     ScriptedAPI.generate = hang_on_omcd
-    sys.exit(cli.main(sys.argv[1:]))
-    """
-)
 
 
 def _run_cli(argv: list[str]) -> int:
@@ -558,14 +553,8 @@ def _log_state(log_dir: Path) -> dict[str, tuple]:
 def test_matrix_resumes_after_a_kill_without_redoing_finished_tasks(tmp_path: Path, monkeypatch) -> None:
     log_dir = tmp_path / "matrix"
     argv = [*MATRIX_ARGS, "--log-dir", str(log_dir)]
-    child = tmp_path / "child.py"
-    child.write_text(CHILD)
-    proc = subprocess.Popen(
-        [sys.executable, str(child), *argv],
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    # its own process (forked from this warm one, tests/_fork.py), killed with SIGKILL mid-run
+    pid = fork_cli(argv, tmp_path / "child.out", before=_hang_on_omcd)
     try:
         deadline = time.monotonic() + 150
         while time.monotonic() < deadline:
@@ -573,13 +562,16 @@ def test_matrix_resumes_after_a_kill_without_redoing_finished_tasks(tmp_path: Pa
             finished = {v[0] for v in state.values() if v[1] == "success"}
             if finished == {"detect", "navigate no_filter"} and any(v[0] == "navigate omcd" for v in state.values()):
                 break
-            assert proc.poll() is None, "the matrix ended before it could be interrupted"
+            assert os.waitpid(pid, os.WNOHANG) == (0, 0), "the matrix ended before it could be interrupted"
             time.sleep(0.3)
         else:
             raise AssertionError(f"matrix did not reach the interruption point: {_log_state(log_dir)}")
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        with contextlib.suppress(
+            ProcessLookupError, ChildProcessError
+        ):  # already ended (and reaped): the assert says so
+            os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
     before = _log_state(log_dir)
     done_before = {p: v for p, v in before.items() if v[1] == "success"}
     assert {v[0] for v in done_before.values()} == {"detect", "navigate no_filter"}

@@ -9,7 +9,11 @@ The scripts run one after another in one subprocess (:data:`DRIVER`), each as
 its own ``__main__`` with its own argv, ``sys.path[0]``, working directory and
 environment: a fresh interpreter per script would spend most of its time
 importing Inspect and its providers' clients (about 15 s of CPU each, as long
-as most of these runs), ten times over."""
+as most of these runs), ten times over. The driver's garbage collector is tuned
+as a matrix run tunes it (``runs.matrix.GC_THRESHOLDS``, the heap alive before
+each script frozen out of its passes), as the suite's own process is
+(tests/conftest.py): collection changes no output, and with the default
+thresholds this module spent about a sixth more CPU (142 s against 116 s)."""
 
 from __future__ import annotations
 
@@ -20,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from spatialstale_evals.runs.matrix import GC_THRESHOLDS
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
@@ -67,11 +73,15 @@ NOT_RUN = {
 #: Runs the scripts of the JSON file argv[1] ([script, argv, stdout file, stderr file, environment
 #: changes] each) one after another, each as ``python script argv`` would: ``__main__``, its folder
 #: first on ``sys.path``, the checkout as working directory; the exit code of each goes to argv[2].
+#: The collector's thresholds are argv[3] (JSON).
 DRIVER = """
-import contextlib, json, os, runpy, sys, traceback
+import contextlib, gc, json, os, runpy, sys, traceback
 runs, codes_file, codes = json.load(open(sys.argv[1])), sys.argv[2], {}
+gc.set_threshold(*json.loads(sys.argv[3]))
 path0, cwd, environ = sys.path[0], os.getcwd(), dict(os.environ)
 for script, argv, out, err, env in runs:
+    gc.collect()
+    gc.freeze()
     os.environ.update(env)
     sys.argv, sys.path[0] = [script, *argv], os.path.dirname(script)
     with open(out, "w") as o, open(err, "w") as e, contextlib.redirect_stdout(o), contextlib.redirect_stderr(e):
@@ -105,7 +115,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str, 
                      {"INSPECT_LOG_DIR": str(tmp / "inspect-logs")}])  # fmt: skip
     (root / "runs.json").write_text(json.dumps(spec), encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-c", DRIVER, str(root / "runs.json"), str(root / "codes.json")],
+        [sys.executable, "-c", DRIVER, str(root / "runs.json"), str(root / "codes.json"), json.dumps(GC_THRESHOLDS)],
         cwd=ROOT, capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]

@@ -23,6 +23,7 @@ import pytest
 from _lifetime_truth import balanced, bfs_steps, classes, knowable_by_episode, spl_and_excess, told_counts
 from _lifetime_writers import writer
 from inspect_ai import eval as inspect_eval
+from inspect_ai import task_with
 from inspect_ai.log import EvalLog
 
 import spatialstale_evals._registry  # noqa: F401 - registers spatialstale/<agent>
@@ -36,20 +37,32 @@ SCRIPTED = ("diligent", "write_once")
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], EvalLog]:
+    """Every run, in two evals (one per model kind); each log is matched to its key by its task name,
+    model and regime, never by its place in the list."""
+    where = str(tmp_path_factory.mktemp("runs"))
+    # the write-back turn is the task model's: amnesiac writes nothing
+    writers = [
+        task_with(lifelong_with_agent(writer(kind), regime=regime, episodes=EPISODES), name=f"writer_{kind}")
+        for regime in REGIMES
+        for kind in WRITERS
+    ]
+    logs = inspect_eval(writers, model="spatialstale/amnesiac", limit=LIFETIMES, display="none", log_dir=where,
+                        max_tasks=len(writers))  # fmt: skip
+    logs += inspect_eval(
+        [lifelong(regime=regime, episodes=EPISODES) for regime in REGIMES],
+        model=[f"spatialstale/{agent}" for agent in SCRIPTED],
+        limit=LIFETIMES, display="none", log_dir=where, max_tasks=len(REGIMES) * len(SCRIPTED),
+    )  # fmt: skip
     out: dict[tuple[str, str], EvalLog] = {}
-    for regime in REGIMES:
-        args = {"regime": regime, "episodes": EPISODES}
-        for kind in WRITERS:  # the write-back turn is the task model's: amnesiac writes nothing
-            task = lifelong_with_agent(writer(kind), **args)
-            (out[(kind, regime)],) = inspect_eval(task, model="spatialstale/amnesiac", limit=LIFETIMES, display="none",
-                                                  log_dir=str(tmp_path_factory.mktemp(kind)))  # fmt: skip
-        for agent in SCRIPTED:
-            where = str(tmp_path_factory.mktemp(agent))
-            (out[(agent, regime)],) = inspect_eval(
-                lifelong(**args), model=f"spatialstale/{agent}", limit=LIFETIMES, display="none", log_dir=where
-            )
+    for log in logs:
+        kind = log.eval.task.removeprefix("writer_") if log.eval.task.startswith("writer_") else None
+        key = (kind or log.eval.model.removeprefix("spatialstale/"), log.eval.metadata["regime"])
+        assert key not in out and log.eval.metadata["episodes"] == EPISODES, key
+        out[key] = log
+    assert set(out) == {(key, regime) for key in (*WRITERS, *SCRIPTED) for regime in REGIMES}
     for key, log in out.items():
         assert log.status == "success" and all(s.error is None for s in log.samples), key
+        assert len(log.samples) == LIFETIMES, key
     return out
 
 

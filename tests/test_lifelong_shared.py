@@ -218,8 +218,10 @@ def test_credulous_heeds_contradicted_notes(tmp_path, regime):
     """Without stamps ``credulous`` dies on SAFE notes over holes it sees; under
     ``resolved`` none of its deaths is on a cell a prompt labelled contradicted
     before the fatal move, and it has no death on a SAFE note at all."""
-    plain = run("spatialstale/credulous", tmp_path / "none", 2, regime=regime, episodes=5)
-    resolved = run("spatialstale/credulous", tmp_path / "resolved", 2, regime=regime, episodes=5,
+    # one lifetime of 3 episodes: its plain run dies on a SAFE note (episode 2 on L1, 3 on L2) and its
+    # resolved run is shown contradicted notes; a second lifetime or later episode is more of the same
+    plain = run("spatialstale/credulous", tmp_path / "none", 1, regime=regime, episodes=3)
+    resolved = run("spatialstale/credulous", tmp_path / "resolved", 1, regime=regime, episodes=3,
                    provenance="resolved")  # fmt: skip
     causes = [r["death_cause"] for s in plain.samples for r in records(s)]
     assert "safe_note" in causes

@@ -117,11 +117,34 @@ def test_targets_are_deterministic_of_the_documented_kinds_and_placements_are_le
 # -- the scripted bounds -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("modality", ["text", "image"])
-@pytest.mark.parametrize("regime", ["L1", "L2", "L3"])
-def test_observer_passes_every_probe_and_memory_fails_every_stale_one(regime: str, modality: str, tmp_path) -> None:
-    observer = run(probe(regime=regime, modality=modality), "spatialstale/observer", tmp_path / "o", limit=3)
-    memory = run(probe(regime=regime, modality=modality), "spatialstale/memory", tmp_path / "m", limit=3)
+BOUNDS = [(regime, modality) for regime in ("L1", "L2", "L3") for modality in ("text", "image")]
+
+
+@pytest.fixture(scope="module")
+def bound_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, str], EvalLog]:
+    """observer and memory on 3 instances of every (regime, modality): one eval, each log matched by its
+    model, regime and modality."""
+    logs = inspect_eval(
+        [probe(regime=regime, modality=modality) for regime, modality in BOUNDS],
+        model=["spatialstale/observer", "spatialstale/memory"],
+        log_dir=str(tmp_path_factory.mktemp("bounds")), limit=3, display="none", log_realtime=False,
+        max_tasks=2 * len(BOUNDS),
+    )  # fmt: skip
+    out = {}
+    for log in logs:
+        assert log.status == "success", log.error
+        assert len(log.samples) == 3 and not any(s.error for s in log.samples)
+        args = log.eval.task_args
+        key = (log.eval.model.removeprefix("spatialstale/"), args["regime"], args["modality"])
+        assert key not in out
+        out[key] = log
+    assert set(out) == {(m, *bound) for m in ("observer", "memory") for bound in BOUNDS}
+    return out
+
+
+@pytest.mark.parametrize(("regime", "modality"), BOUNDS)
+def test_observer_passes_every_probe_and_memory_fails_every_stale_one(regime: str, modality: str, bound_logs) -> None:
+    observer, memory = bound_logs[("observer", regime, modality)], bound_logs[("memory", regime, modality)]
     asked = [r for r in probes(observer) if r["outcome"] != "skipped"]
     assert asked and all(r["outcome"] == "pass" for r in asked)
     for r in probes(memory):
