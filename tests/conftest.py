@@ -20,7 +20,9 @@
   ``local_model`` tests share one group (one server per run, which the fault
   test kills and restarts while no other test uses it), and a module whose
   tests share a module-scoped fixture (a scripted run they all read) is one
-  group, so the fixture runs once. Every other test goes to whichever worker is
+  group, so the fixture runs once; the tests that fork the warm interpreter
+  (``warm_python``, with the whole of such a module) are one group, so one
+  worker starts it. Every other test goes to whichever worker is
   free. The groups run first, the longest (the local model's) first of all,
   so that no long group is left for last while the other worker idles.
   xdist reports a grouped test's id with its group appended
@@ -38,6 +40,9 @@
 - In-process evals without Inspect's realtime sample buffer unless a test
   passes ``log_realtime`` (``_no_realtime_buffer``: a third of a scripted run's
   CPU; evals in subprocesses keep Inspect's default).
+- One warm interpreter per session (``warm_python``, session scoped, started
+  at its first use): tests that run a command in a fresh interpreter fork it
+  instead of paying Inspect's five-second import each time (``tests/_warm.py``).
 - A silenced console's live display not laid out (``_quiet_live_unrendered``):
   ``display="none"`` makes Inspect's console quiet, which throws away what it
   renders, yet Inspect's progress and results tables were still laid out
@@ -58,6 +63,7 @@ from pathlib import Path
 import _builtins  # noqa: F401 - the snapshot must be taken before any test module is imported
 import pytest
 from _local_server import LocalServer, require_local_extra
+from _warm import WarmPython
 from hypothesis import settings
 
 from spatialstale_evals import local_model
@@ -125,6 +131,9 @@ def _logs_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Ite
 
 #: The xdist group of the tests that need the local model (marker ``local_model``).
 LOCAL_MODEL_GROUP = "local_model"
+#: The xdist group of the tests that fork the session's warm interpreter (fixture ``warm_python``):
+#: one worker starts it, not both (five seconds of CPU each).
+WARM_GROUP = "warm_python"
 #: Fixture scopes whose value a module's tests share (``session`` is the local server's: its own group).
 SHARED_SCOPES = ("module", "class", "package")
 
@@ -230,10 +239,19 @@ def _module(item: pytest.Item) -> str:
     return item.path.stem
 
 
-def _group(item: pytest.Item, shared_modules: set[str]) -> str | None:
+def _group(item: pytest.Item, shared_modules: set[str], warm_modules: set[str]) -> str | None:
     if item.get_closest_marker("local_model"):
         return LOCAL_MODEL_GROUP
-    return _module(item) if _module(item) in shared_modules else None
+    if _module(item) in warm_modules:
+        return WARM_GROUP
+    if _module(item) in shared_modules:
+        return _module(item)
+    return WARM_GROUP if _warm(item) else None
+
+
+def _warm(item: pytest.Item) -> bool:
+    """Whether the test forks the session's warm interpreter."""
+    return "warm_python" in getattr(item, "fixturenames", ())
 
 
 def _put_in_groups(items: list[pytest.Item]) -> None:
@@ -246,7 +264,9 @@ def _put_in_groups(items: list[pytest.Item]) -> None:
         return any(defs[-1].scope in SHARED_SCOPES for defs in definitions.name2fixturedefs.values() if defs)
 
     shared = {_module(item) for item in items if shares_a_fixture(item) and not item.get_closest_marker("local_model")}
-    groups = {item.nodeid: _group(item, shared) for item in items}
+    # a module whose tests share a fixture and fork the warm interpreter: all of it in the warm group
+    warm = {_module(item) for item in items if _module(item) in shared and _warm(item)}
+    groups = {item.nodeid: _group(item, shared, warm) for item in items}
     for item in items:
         if groups[item.nodeid] is not None:
             item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
@@ -304,3 +324,12 @@ def local_server() -> Iterator[LocalServer]:
         last = server.state
     assert not local_model.pid_alive(last.pid), "the session's server outlived the session"
     assert lm_server.read_state(last.port) is None, "its state file outlived it"
+
+
+@pytest.fixture(scope="session")
+def warm_python() -> Iterator[WarmPython]:
+    """The session's warm interpreter (``tests/_warm.py``): ``warm_python.run`` is
+    ``subprocess.run`` for a command in a fresh interpreter, forked from one that
+    imported Inspect and nothing of the package."""
+    with WarmPython() as warm:
+        yield warm

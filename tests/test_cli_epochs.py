@@ -5,11 +5,11 @@ as they are built, before any model call, naming the option."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from _warm import WarmPython
 
 import spatialstale_evals
 from spatialstale_evals.detect import detect
@@ -52,12 +52,13 @@ def test_every_task_refuses_zero_epochs(name: str, monkeypatch) -> None:
     assert detect().name.endswith("detect")
 
 
-def test_inspect_eval_epochs_0_stops_before_any_log(tmp_path: Path) -> None:
-    """The issue's reproduction, through Inspect's own command line."""
-    run = subprocess.run(
+def test_inspect_eval_epochs_0_stops_before_any_log(tmp_path: Path, warm_python: WarmPython) -> None:
+    """The issue's reproduction, through Inspect's own command line (its ``inspect``
+    script, run in a fork of the session's warm interpreter)."""
+    run = warm_python.run(
         [INSPECT, "eval", "spatialstale_evals/detect.py", "--epochs", "0", "--limit", "1",
          "--model", "spatialstale/memory", "--log-dir", str(tmp_path / "logs"), "--display", "plain"],
-        capture_output=True, text=True, timeout=600, cwd=ROOT,
+        timeout=600, cwd=ROOT,
         env=os.environ | {"PYTHONPATH": str(ROOT)},
     )  # fmt: skip
     assert run.returncode != 0

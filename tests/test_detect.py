@@ -14,11 +14,11 @@ import io
 import json
 import math
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from _warm import WarmPython
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import (
@@ -729,23 +729,20 @@ print("RESULT " + json.dumps(out))
 """
 
 
-def test_registry_entry_point_and_task_file(tmp_path):
+def test_registry_entry_point_and_task_file(tmp_path: Path, warm_python: WarmPython) -> None:
     """``spatialstale_evals/detect`` resolves through the installed entry point,
     and ``spatialstale_evals/detect.py`` as a task file, and both log the one
     name ``spatialstale_evals/detect`` (``metadata.task_name``); so does
     ``spatialstale_evals/navigate`` by its registry name (the same fresh
-    interpreter, back outside the checkout). Run outside the checkout, as a
+    interpreter, back outside the checkout; forked from the session's warm one,
+    which imported nothing of the package). Run outside the checkout, as a
     user would (inside the checkout the cwd's ``*.egg-info`` hides the
     editable install from Inspect's package-name lookup). The wheel's entry
     point: ``tests/test_packaging.py``."""
     work = tmp_path / "elsewhere"
     work.mkdir()
-    proc = subprocess.run(
-        [sys.executable, "-c", REGISTRY_SCRIPT, str(tmp_path / "logs"), str(ROOT), str(work)],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    proc = warm_python.run(
+        [sys.executable, "-c", REGISTRY_SCRIPT, str(tmp_path / "logs"), str(ROOT), str(work)], cwd=work, timeout=120
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))

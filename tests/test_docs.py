@@ -8,12 +8,12 @@ resolves (to a file, and to a heading by GitHub's anchor rules), the tasks table
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+from _warm import WarmPython
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import list_eval_logs
 
@@ -338,9 +338,10 @@ def test_nothing_cites_a_contract_outside_the_repository() -> None:
 BUNDLE_DOC = ROOT / "docs" / "matrix-and-report.md"
 
 
-def test_view_bundle_builds_from_a_log_folder(tmp_path: Path) -> None:
+def test_view_bundle_builds_from_a_log_folder(tmp_path: Path, warm_python: WarmPython) -> None:
     """The documented ``inspect view bundle`` command on a log folder of a tiny
-    scripted eval: a static viewer (its ``index.html``) with the logs in it."""
+    scripted eval: a static viewer (its ``index.html``) with the logs in it.
+    (``python -m inspect_ai``, in a fork of the session's warm interpreter.)"""
     documented = BUNDLE_DOC.read_text(encoding="utf-8")
     assert re.search(r"^inspect view bundle --log-dir \S+ --output-dir \S+", documented, re.M), BUNDLE_DOC.name
     logs_dir, out = tmp_path / "logs", tmp_path / "viewer"
@@ -348,10 +349,8 @@ def test_view_bundle_builds_from_a_log_folder(tmp_path: Path) -> None:
         spatialstale_evals.detect(), model="spatialstale/observer", limit=2, log_dir=str(logs_dir), display="none"
     )
     assert log.status == "success"
-    result = subprocess.run(
+    result = warm_python.run(
         [sys.executable, "-m", "inspect_ai", "view", "bundle", "--log-dir", str(logs_dir), "--output-dir", str(out)],
-        capture_output=True,
-        text=True,
         timeout=300,
     )
     assert result.returncode == 0, result.stderr

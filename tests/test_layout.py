@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _warm import WarmPython
 
 import spatialstale_evals
 
@@ -188,17 +189,25 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith("spatialstale_eva
 """
 
 
+def fresh(warm_python: WarmPython) -> WarmPython:
+    """The session's warm interpreter, which forks a fresh one per command: it
+    loaded Inspect and the libraries but nothing of the package and no
+    matplotlib (so what a child has loaded, the child loaded)."""
+    warm_python.start()
+    assert not [m for m in warm_python.preloaded if m.split(".")[0] in (PKG, "matplotlib")]
+    return warm_python
+
+
 @pytest.mark.parametrize("task", list(spatialstale_evals.FAMILY_PACKAGES))
-def test_building_a_task_loads_no_module_of_another_family(task: str) -> None:
+def test_building_a_task_loads_no_module_of_another_family(task: str, warm_python: WarmPython) -> None:
     """What the import graph cannot see (a registry lookup, an ``importlib`` call):
-    building the task in a fresh interpreter loads its own family's modules and
-    the shared layers only."""
+    building the task in a fresh interpreter (forked from the warm one, which
+    loaded none of the package) loads its own family's modules and the shared
+    layers only."""
     import json
 
     args = {"path": str(Path(__file__).parent / "fixtures" / "stale_mini.json")} if task == "stale" else {}
-    out = subprocess.run(
-        [sys.executable, "-c", BUILD_ONE, task, json.dumps(args)], capture_output=True, text=True, check=True
-    ).stdout
+    out = fresh(warm_python).run([sys.executable, "-c", BUILD_ONE, task, json.dumps(args)], check=True).stdout
     loaded = json.loads(out.strip().splitlines()[-1])
     others = {t: p for t, p in family_packages().items() if t != task}
     wrong = sorted(
@@ -208,13 +217,14 @@ def test_building_a_task_loads_no_module_of_another_family(task: str) -> None:
     assert not wrong, f"building {task} loaded {wrong}"
 
 
-def test_reading_the_registry_loads_no_plotting_library() -> None:
+def test_reading_the_registry_loads_no_plotting_library(warm_python: WarmPython) -> None:
     """A family's plots are drawn by a module its entry imports only when a report
     is drawn (``TaskFamily.plots``): reading the registry, as the scripted provider
-    and the run matrix do in every interpreter, loads no matplotlib."""
+    and the run matrix do in every interpreter, loads no matplotlib (in a fresh
+    interpreter forked from the warm one, which loaded none of either)."""
     code = (
         "import sys; from spatialstale_evals.harness.family import families; families(); "
         "print(sorted(m for m in sys.modules if m == 'matplotlib' or m.endswith('.plots') or m.endswith('_plots')))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = fresh(warm_python).run([sys.executable, "-c", code], check=True).stdout
     assert out.strip() == "[]"

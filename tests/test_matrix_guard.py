@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
-import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -21,15 +19,28 @@ from spatialstale_evals.runs.guard import LOCK_NAME, matrix_lock
 ARGS = ["matrix", "--model", "spatialstale/observer", "--seeds", "1", "--regimes", "L1", "--modalities", "text",
         "--tasks", "detect", "--display", "none"]  # fmt: skip
 
-HOLDER = textwrap.dedent(
-    """
-    import sys, time
-    from spatialstale_evals.runs.guard import matrix_lock
-    with matrix_lock(sys.argv[1]):
-        print("held", flush=True)
-        time.sleep(600)
-    """
-)
+
+def hold(folder: Path) -> int:
+    """A process of its own (this one forked: it has the guard imported already)
+    that holds the folder's lock as a running matrix does, until it is killed; its pid."""
+    readable, writable = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child never returns into pytest
+        try:
+            os.close(readable)
+            with matrix_lock(folder):
+                os.write(writable, b"held")
+                time.sleep(600)
+        finally:
+            os._exit(1)
+    os.close(writable)
+    with os.fdopen(readable, "rb") as said:
+        held = said.read(4)
+    if held != b"held":
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise AssertionError("the holder did not take the lock")
+    return pid
 
 
 def logs_in(folder: Path) -> list[Path]:
@@ -38,17 +49,15 @@ def logs_in(folder: Path) -> list[Path]:
 
 def test_a_second_matrix_on_one_folder_is_refused_while_the_first_holds_it(tmp_path: Path, capsys) -> None:
     folder = tmp_path / "logs"
-    child = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder)], stdout=subprocess.PIPE, text=True,
-                             env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)})  # fmt: skip
+    holder = hold(folder)
     try:
-        assert child.stdout is not None and child.stdout.readline().strip() == "held"
         assert cli.main([*ARGS, "--log-dir", str(folder)]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"error: another spatialstale matrix is running in {folder}") and err.count("\n") == 1
         assert logs_in(folder) == []  # nothing ran
     finally:
-        os.kill(child.pid, signal.SIGKILL)  # as a killed run ends: the OS frees the lock
-        child.wait()
+        os.kill(holder, signal.SIGKILL)  # as a killed run ends: the OS frees the lock
+        os.waitpid(holder, 0)
     with matrix_lock(folder):  # free again
         pass
     assert (folder / LOCK_NAME).exists()

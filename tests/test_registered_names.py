@@ -7,8 +7,9 @@ log recovery then call ``inspect_ai.log.recompute_metrics``, which looks each
 metric up by the name the log records: with a name taken twice it computes the
 other family's metric (``success_rate = nan`` on a navigate log).
 
-The registrations are recorded in a fresh interpreter (nothing imported
-before the recorder is in place): the registry entry point imported, every
+The registrations are recorded in a fresh interpreter (nothing of the package
+imported before the recorder is in place: a fork of the session's warm
+interpreter, ``tests/_warm.py``): the registry entry point imported, every
 family's registry entry read, every task built once. Each (type, name) must
 come from one place in the package. The recompute test runs every task (and
 each memory setting that adds metrics) with a scripted model and recomputes
@@ -21,12 +22,12 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _warm import WarmPython
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import Model, ModelOutput, ModelUsage, get_model
@@ -72,11 +73,9 @@ print(json.dumps({key: sorted(map(list, where)) for key, where in sites.items()}
 
 
 @pytest.fixture(scope="module")
-def registrations() -> dict[str, list[list[str]]]:
+def registrations(warm_python: WarmPython) -> dict[str, list[list[str]]]:
     """Every (type:name) the package registers -> the distinct places it is registered from."""
-    out = subprocess.run(
-        [sys.executable, "-c", RECORDER, str(MINI)], capture_output=True, text=True, check=True, cwd=FIXTURES
-    )
+    out = warm_python.run([sys.executable, "-c", RECORDER, str(MINI)], check=True, cwd=FIXTURES)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -156,8 +155,11 @@ print(json.dumps(out))
 
 
 @pytest.fixture(scope="module")
-def logged_and_recomputed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict, dict]]:
-    """Per run: (the metrics its log holds, the same recomputed from the log in a fresh interpreter)."""
+def logged_and_recomputed(
+    tmp_path_factory: pytest.TempPathFactory, warm_python: WarmPython
+) -> dict[str, tuple[dict, dict]]:
+    """Per run: (the metrics its log holds, the same recomputed from the log in a fresh
+    interpreter, forked from the warm one: the entry point is all it imports of the package)."""
     logs: dict[str, EvalLog] = {}
     for name, build, model, roles, limit in RUNS:
         (log,) = inspect_eval(
@@ -171,12 +173,8 @@ def logged_and_recomputed(tmp_path_factory: pytest.TempPathFactory) -> dict[str,
         )
         assert log.status == "success", (name, log.error)
         logs[name] = log
-    out = subprocess.run(
-        [sys.executable, "-c", RECOMPUTE, *(log.location for log in logs.values())],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=FIXTURES,
+    out = warm_python.run(
+        [sys.executable, "-c", RECOMPUTE, *(log.location for log in logs.values())], check=True, cwd=FIXTURES
     )
     again = json.loads(out.stdout.strip().splitlines()[-1])
     return {name: (metric_values(log), again[log.location]) for name, log in logs.items()}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from _builtins import BUILTIN_REGIMES, BUILTIN_STRATEGIES
+from _warm import WarmPython
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import resolve_sample_attachments
 
@@ -322,7 +323,8 @@ def test_the_world_loads_no_inspect() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_the_package_exports_the_task_functions_however_it_is_imported() -> None:
+def test_the_package_exports_the_task_functions_however_it_is_imported(warm_python: WarmPython) -> None:
+    """In a fresh interpreter (a fork of the session's warm one, which imported nothing of the package)."""
     code = (
         "import importlib, spatialstale_evals as p; "
         "importlib.import_module('spatialstale_evals.navigate'); "  # what Inspect's registry does
@@ -330,20 +332,24 @@ def test_the_package_exports_the_task_functions_however_it_is_imported() -> None
         "print(callable(detect) and callable(navigate), type(p.navigate).__name__, "
         "type(importlib.import_module('spatialstale_evals.navigate')).__name__)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = warm_python.run([sys.executable, "-c", code], check=True)
     assert out.stdout.split() == ["True", "function", "module"]
 
 
-def test_a_task_module_that_fails_to_import_shows_its_error_not_an_unknown_provider(tmp_path):
+def test_a_task_module_that_fails_to_import_shows_its_error_not_an_unknown_provider(
+    tmp_path: Path, warm_python: WarmPython
+) -> None:
     """Below the declared minimum of inspect-ai (no ``inspect_ai.scorer.aggregate``,
     simulated here by removing it), ``--model spatialstale/...`` must show that
-    import error: the providers register before the task modules import."""
+    import error: the providers register before the task modules import (in a
+    fresh interpreter: a fork of the session's warm one, which imported Inspect
+    and nothing of the package)."""
     code = (
         "import inspect_ai.scorer as s; del s.aggregate\n"
         "from inspect_ai.model import get_model\n"
         "get_model('spatialstale/observer')\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    out = warm_python.run([sys.executable, "-c", code], cwd=tmp_path, timeout=300)
     assert out.returncode != 0
     assert "cannot import name 'aggregate'" in out.stderr, out.stderr[-2000:]
     assert "not recognized" not in out.stderr

@@ -11,12 +11,12 @@ import copy
 import hashlib
 import json
 import math
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _warm import WarmPython
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, read_eval_log, resolve_sample_attachments
 from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, modelapi
@@ -369,7 +369,9 @@ def test_missing_grader_stops_before_any_model_call(tmp_path: Path) -> None:
     assert calls == []
 
 
-def test_inspect_score_rejudges_a_log_with_another_grader(tmp_path: Path) -> None:
+def test_inspect_score_rejudges_a_log_with_another_grader(tmp_path: Path, warm_python: WarmPython) -> None:
+    """``inspect score`` (Inspect's command line, in a fork of the session's warm
+    interpreter) rejudges a log whose grader gave no verdict."""
     log = run(tmp_path, grader="spatialstale/observer")  # not a judge: its replies hold no verdict
     assert metric(log, "judge_failure_rate") == 1.0
     on_disk = read_eval_log(log.location)  # nothing judged: NaN, not 0.0, through the log file too
@@ -380,7 +382,7 @@ def test_inspect_score_rejudges_a_log_with_another_grader(tmp_path: Path) -> Non
         *cli, "score", log.location, "--scorer", "spatialstale_evals/stale_judge", "--model-role",
         "grader=spatialstale/judge", "--action", "overwrite", "--output-file", str(out), "--display", "none",
     ]  # fmt: skip
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    proc = warm_python.run(command, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rejudged = read_eval_log(str(out))
     assert metric(rejudged, "judge_failure_rate") == 0.0 and metric(rejudged, "overall") == 1.0
