@@ -43,10 +43,15 @@
 - One warm interpreter per session (``warm_python``, session scoped, started
   at its first use): tests that run a command in a fresh interpreter fork it
   instead of paying Inspect's five-second import each time (``tests/_warm.py``).
-- A silenced console's live display not laid out (``_quiet_live_unrendered``):
+- A silenced console's live display not laid out (``tests/_quiet_live.py``):
   ``display="none"`` makes Inspect's console quiet, which throws away what it
   renders, yet Inspect's progress and results tables were still laid out
   (a fifth of a scripted lifelong or probe run's CPU).
+- The local model server on one thread (``SPATIALSTALE_LOCAL_THREADS=1``
+  unless set): the suite's other worker keeps one of the two cores busy, and a
+  two-thread server beside it oversubscribes them, its threads waiting on each
+  other at every layer. What the end-to-end tests assert (structure, not the
+  model's words) does not depend on the thread count.
 - The user's ``./logs`` left alone: a log no test names a folder for goes to a
   temporary one (``INSPECT_LOG_DIR``, for subprocesses too), and a run that
   changes ``./logs`` anyway fails at its end, naming what it wrote there.
@@ -63,6 +68,7 @@ from pathlib import Path
 import _builtins  # noqa: F401 - the snapshot must be taken before any test module is imported
 import pytest
 from _local_server import LocalServer, require_local_extra
+from _quiet_live import install as _install_quiet_live
 from _warm import WarmPython
 from hypothesis import settings
 
@@ -193,35 +199,8 @@ def _no_realtime_buffer() -> None:
 _no_realtime_buffer()
 
 
-def _quiet_live_unrendered() -> None:
-    """A rich ``Live`` display on a quiet console keeps its renderable but lays nothing out.
-
-    ``display="none"`` reconfigures rich's console as ``quiet``: everything it
-    renders is discarded (``Console._check_buffer``), but Inspect's task screen
-    (a ``Live``) still lays out its progress and results tables, one column
-    measure per metric, at every refresh and at the end of each eval: about a
-    fifth of an in-process scripted run's CPU, for output nobody sees. On a
-    quiet console the refresh now only records the renderable; on any other
-    console (a test that prints, a subprocess) rich runs as it ships.
-    """
-    from rich.live import Live
-
-    original = Live.refresh
-    if getattr(original, "_quiet_unrendered", False):
-        return
-
-    @functools.wraps(original)
-    def refresh(self: Live) -> None:
-        if not self.console.quiet:
-            return original(self)
-        with self._lock:
-            self._live_render.set_renderable(self.renderable)
-
-    refresh._quiet_unrendered = True  # type: ignore[attr-defined]
-    Live.refresh = refresh  # type: ignore[method-assign]
-
-
-_quiet_live_unrendered()
+_install_quiet_live()  # in-process evals; the benchmark smoke driver installs it too
+os.environ.setdefault("SPATIALSTALE_LOCAL_THREADS", "1")  # the local model server (module docstring)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:

@@ -7,6 +7,7 @@ from the lines the agent wrote and the lake (the lifetime data)."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -14,7 +15,10 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("agents", reason="the [agents] extra (openai-agents) is not installed")
+# Found, not imported: the SDK (and the openai client under it) loads where a test of this module runs,
+# not in every worker that only collects it.
+if importlib.util.find_spec("agents") is None:
+    pytest.skip("the [agents] extra (openai-agents) is not installed", allow_module_level=True)
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.log import EvalLog, read_eval_log  # noqa: E402
@@ -24,7 +28,6 @@ from spatialstale_evals.lifelong import lifelong, lifelong_with_agent  # noqa: E
 from spatialstale_evals.world import lifetimes  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from examples.agents_sdk_memory import memory_md, sdk_walker  # noqa: E402
 
 #: What the scripted model has the SDK agent write first: three claims, one line each.
 NOTES = "HOLE at (0,1)\nSAFE at (1,0)\nSAFE at (0,0)"
@@ -44,6 +47,8 @@ def _outputs() -> Any:
 
 @pytest.fixture(scope="module")
 def sdk_log(tmp_path_factory: pytest.TempPathFactory) -> EvalLog:
+    from examples.agents_sdk_memory import memory_md, sdk_walker
+
     task = lifelong_with_agent(sdk_walker(), memory="own", notes=memory_md, regime="L1", episodes=2, max_steps=6)
     model = get_model("mockllm/model", custom_outputs=_outputs())
     (log,) = inspect_eval(task, model=model, limit=2, display="none", log_dir=str(tmp_path_factory.mktemp("sdk")))
@@ -88,6 +93,8 @@ def test_the_harness_reads_and_scores_the_notes_where_the_agent_keeps_them(sdk_l
 
 
 def test_the_agents_own_memory_needs_its_reader_and_only_it():
+    from examples.agents_sdk_memory import memory_md, sdk_walker
+
     with pytest.raises(ValueError, match="memory=own"):
         lifelong(memory="own")
     with pytest.raises(ValueError, match="notes reader"):

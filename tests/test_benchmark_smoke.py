@@ -73,11 +73,17 @@ NOT_RUN = {
 #: Runs the scripts of the JSON file argv[1] ([script, argv, stdout file, stderr file, environment
 #: changes] each) one after another, each as ``python script argv`` would: ``__main__``, its folder
 #: first on ``sys.path``, the checkout as working directory; the exit code of each goes to argv[2].
-#: The collector's thresholds are argv[3] (JSON).
+#: The collector's thresholds are argv[3] (JSON); argv[4], the tests' folder, gives the quiet console's
+#: live display that lays nothing out (tests/_quiet_live.py, as the test workers have it: the scripts'
+#: own ``display="none"`` evals draw nothing either way).
 DRIVER = """
 import contextlib, gc, json, os, runpy, sys, traceback
 runs, codes_file, codes = json.load(open(sys.argv[1])), sys.argv[2], {}
 gc.set_threshold(*json.loads(sys.argv[3]))
+sys.path.insert(0, sys.argv[4])
+import _quiet_live
+_quiet_live.install()
+del sys.path[0]
 path0, cwd, environ = sys.path[0], os.getcwd(), dict(os.environ)
 for script, argv, out, err, env in runs:
     gc.collect()
@@ -115,7 +121,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str, 
                      {"INSPECT_LOG_DIR": str(tmp / "inspect-logs")}])  # fmt: skip
     (root / "runs.json").write_text(json.dumps(spec), encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-c", DRIVER, str(root / "runs.json"), str(root / "codes.json"), json.dumps(GC_THRESHOLDS)],
+        [sys.executable, "-c", DRIVER, str(root / "runs.json"), str(root / "codes.json"), json.dumps(GC_THRESHOLDS),
+         str(Path(__file__).parent)],
         cwd=ROOT, capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
