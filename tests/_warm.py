@@ -23,12 +23,14 @@ their CPU is counted as a subprocess's is.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -98,8 +100,8 @@ while True:
         break
     replies.write(json.dumps({"pid": pid}) + "\n")
     replies.flush()
-    _, status, usage = os.wait4(pid, 0)
-    done = {"returncode": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime}
+    _, status = os.waitpid(pid, 0)
+    done = {"returncode": os.waitstatus_to_exitcode(status)}
     replies.write(json.dumps(done) + "\n")
     replies.flush()
 
@@ -137,10 +139,10 @@ class WarmPython:
     """One warm interpreter (module docstring); ``run`` is ``subprocess.run`` for a fresh Python command."""
 
     def __init__(self) -> None:
-        self._server: subprocess.Popen[str] | None = None
+        self._server: subprocess.Popen[bytes] | None = None
+        self._pending = b""  # what the server wrote past the last whole reply line
         self._folder = tempfile.TemporaryDirectory(prefix="warm-python-")
         self._count = 0
-        self.last_cpu = 0.0
         self._errors = Path(self._folder.name) / "server.err"
         self.preloaded: frozenset[str] = frozenset()
 
@@ -168,7 +170,6 @@ class WarmPython:
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=err,
-                    text=True,
                 )
             ready = self._reply(None)
             if "ready" not in ready:
@@ -177,13 +178,21 @@ class WarmPython:
         return self._server
 
     def _reply(self, timeout: float | None) -> dict:
+        """The server's next reply line; ``TimeoutError`` if none is whole within ``timeout`` seconds. The pipe
+        is read unbuffered, so a reply already read with the one before it is never waited for again."""
         assert self._server is not None and self._server.stdout is not None
-        if timeout is not None and not select.select([self._server.stdout], [], [], timeout)[0]:
-            raise TimeoutError
-        line = self._server.stdout.readline()
-        if not line:
-            code = self._server.wait()
-            raise RuntimeError(f"the warm interpreter ended (exit {code}): {self._errors.read_text()[-3000:]}")
+        fd = self._server.stdout.fileno()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self._pending:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if left is not None and not select.select([fd], [], [], left)[0]:
+                raise TimeoutError
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                code = self._server.wait()
+                raise RuntimeError(f"the warm interpreter ended (exit {code}): {self._errors.read_text()[-3000:]}")
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
         return json.loads(line)
 
     def run(
@@ -220,15 +229,15 @@ class WarmPython:
             **{name: str(path) for name, path in files.items()},
         }
         assert server.stdin is not None
-        server.stdin.write(json.dumps(request) + "\n")
+        server.stdin.write((json.dumps(request) + "\n").encode())
         server.stdin.flush()
         pid = self._reply(None)["pid"]
         try:
             reply = self._reply(timeout)
             returncode = reply["returncode"]
-            self.last_cpu = reply["cpu"]  # the child's CPU seconds (user + system), for profiling
         except TimeoutError:
-            os.kill(pid, 9)
+            with contextlib.suppress(ProcessLookupError):  # it may have ended just now: the server reaps it
+                os.kill(pid, 9)
             self._reply(None)
             raise subprocess.TimeoutExpired(list(args), timeout or 0) from None
         stdout, stderr = (files[n].read_text(encoding="utf-8", errors="replace") for n in ("stdout", "stderr"))
