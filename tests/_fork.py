@@ -6,7 +6,8 @@ A cold ``python -m spatialstale_evals.cli`` spends ~7 s of CPU importing
 Inspect, pandas and our modules and ~9 s more on its first eval (Inspect's
 lazily imported providers and state) before it does the command's work,
 ~1-2 s for these small matrices. A forked child starts with this process's
-modules (and, once it has run an eval, its warm state) and runs the same
+modules (and, once it has run an eval, its warm state; and every patch the
+session installed, conftest.py's included) and runs the same
 ``cli.main(argv)`` the console script runs; it is still its own process (own
 pid, own file locks, own event loop, killable), which is what the tests
 need. Start-up itself is tested where it is the claim (tests/test_packaging.py,

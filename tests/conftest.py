@@ -39,7 +39,8 @@
   so the default thresholds spend much of a scripted run's CPU in collection.
 - In-process evals without Inspect's realtime sample buffer unless a test
   passes ``log_realtime`` (``_no_realtime_buffer``: a third of a scripted run's
-  CPU; evals in subprocesses keep Inspect's default).
+  CPU; evals in cold subprocesses keep Inspect's default, and the CLI
+  processes forked from a worker, ``tests/_fork.py``, share its patches).
 - One warm interpreter per session (``warm_python``, session scoped, started
   at its first use): tests that run a command in a fresh interpreter fork it
   instead of paying Inspect's five-second import each time (``tests/_warm.py``).
@@ -174,9 +175,11 @@ def _no_realtime_buffer() -> None:
     while it runs; no test here watches a running sample, and the buffer is
     about a third of a scripted run's CPU. The log a run writes at its end is
     the same either way. A test that passes ``log_realtime`` gets what it asks
-    for, and every eval started in a subprocess (the CLI and packaging tests,
-    the local-model quickstart and the fault test) runs with Inspect's default,
-    the buffer on, so the suite still runs the configuration users do.
+    for, and every eval started in a cold subprocess (the packaging tests, the
+    CLI tests of the warm interpreter, the local-model quickstart and the fault
+    test) runs with Inspect's default, the buffer on, so the suite still runs
+    the configuration users do. A CLI process forked from a worker
+    (``tests/_fork.py``) shares the worker's patches, this one included.
     """
     import inspect_ai
     from inspect_ai._eval import eval as eval_module

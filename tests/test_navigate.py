@@ -263,10 +263,10 @@ def bump_navigator():
 
 
 # The observer plans on the observation alone, so what it sees of memory cannot change
-# its path: all 50 instances of L1 and L2 run once, with no memory (every instance's
-# path); every strategy that shows memory, omcd's full audit path included, runs on the
-# first OBSERVER_LIMIT instances (the same paths, each strategy's own view and audits).
-OBSERVER_FULL = ("no_memory",)
+# its path: all 50 instances of L1 and L2 run once with no memory (every instance's path)
+# and once under omcd (every instance's memory through the full audit path); the other
+# strategies run on the first OBSERVER_LIMIT instances (the same paths, their own views).
+OBSERVER_FULL = ("no_memory", "omcd")
 OBSERVER_LIMIT = 10
 
 

@@ -10,8 +10,7 @@ scripted ``memory`` agent (instant), concurrent where the layout says so: each
 is a child process forked from this interpreter running the CLI's ``main``
 (tests/_fork.py: the claim is about what several processes of our CLI do to
 one log tree, not about a cold interpreter's start-up, which costs ~15 s of
-CPU a process against ~1-2 s of work here; the remote-folder test runs first,
-in this process, so the children start warm). The report must count exactly the
+CPU a process against ~1-2 s of work here). The report must count exactly the
 samples the logs hold, each once: the expected counts are read from the log
 files with Inspect's own reader, apart from the report's code, and checked
 against what the split asked for.
