@@ -16,6 +16,7 @@ the CLI's own subprocess tests).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
@@ -75,3 +76,11 @@ def wait(pid: int, timeout: float = 300) -> int:
             os.waitpid(pid, 0)
             raise AssertionError(f"the forked command {pid} ran past {timeout} s")
         time.sleep(0.1)
+
+
+def stop(pid: int) -> None:
+    """Kill the forked child ``pid`` and its session (SIGKILL) and reap it; nothing for one already reaped."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)

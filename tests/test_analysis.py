@@ -12,12 +12,10 @@ analysis code.
 from __future__ import annotations
 
 import collections
-import contextlib
 import json
 import math
 import os
 import shutil
-import signal
 import time
 import warnings
 from pathlib import Path
@@ -26,7 +24,7 @@ import numpy as np
 import pytest
 import scipy.stats
 import shortuuid
-from _fork import fork_cli
+from _fork import fork_cli, stop
 from _reference import holm
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
@@ -567,11 +565,7 @@ def test_matrix_resumes_after_a_kill_without_redoing_finished_tasks(tmp_path: Pa
         else:
             raise AssertionError(f"matrix did not reach the interruption point: {_log_state(log_dir)}")
     finally:
-        with contextlib.suppress(
-            ProcessLookupError, ChildProcessError
-        ):  # already ended (and reaped): the assert says so
-            os.killpg(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+        stop(pid)  # already ended (and reaped): the assert says so
     before = _log_state(log_dir)
     done_before = {p: v for p, v in before.items() if v[1] == "success"}
     assert {v[0] for v in done_before.values()} == {"detect", "navigate no_filter"}

@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from _fork import fork_cli, wait
+from _fork import fork_cli, stop, wait
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from spatialstale_evals.analysis.report import build_report
@@ -43,17 +43,21 @@ def run_halves(root: Path, layout: str) -> dict[str, Path]:
     returns each half's log folder."""
     folders = {name: root / name if layout == "subfolders" else root for name in HALVES}
     running = {}
-    for name in HALVES:
-        argv = ["matrix", "--model", "spatialstale/memory", "--seeds", str(SEEDS), "--regimes", "L1"]
-        argv += ["--log-dir", str(folders[name]), "--display", "none", *HALVES[name]]
-        output = root.parent / f"{name}.out"
-        running[name] = (fork_cli(argv, output), output)
-        if layout == "shared":
-            finished(name, *running.pop(name))
-    if layout == "subfolders":
-        assert len(running) == 2, "both halves were started before either was waited for"
-    for name, (pid, output) in running.items():
-        finished(name, pid, output)
+    try:
+        for name in HALVES:
+            argv = ["matrix", "--model", "spatialstale/memory", "--seeds", str(SEEDS), "--regimes", "L1"]
+            argv += ["--log-dir", str(folders[name]), "--display", "none", *HALVES[name]]
+            output = root.parent / f"{name}.out"
+            running[name] = (fork_cli(argv, output), output)
+            if layout == "shared":
+                finished(name, *running.pop(name))
+        if layout == "subfolders":
+            assert len(running) == 2, "both halves were started before either was waited for"
+        for name, (pid, output) in running.items():
+            finished(name, pid, output)
+    finally:
+        for pid, _ in running.values():  # a half left running when the other failed
+            stop(pid)
     return folders
 
 
