@@ -250,9 +250,6 @@ def best_of_n(text: str, n: int) -> float:
     return min(times)
 
 
-def best_of_3(text: str) -> float:
-    return best_of_n(text, 3)
-
 
 #: Adversarial replies of a given length: each defeats a naive search differently.
 ADVERSARIAL = {
@@ -272,4 +269,4 @@ def within(text: str, bound: float) -> bool:
 def test_parse_time_grows_linearly(kind):
     """A reply 20 times longer takes at most 40 times as long (linear, with room for noise)."""
     small, large = ADVERSARIAL[kind](50_000), ADVERSARIAL[kind](1_000_000)
-    assert within(large, 40 * best_of_3(small))
+    assert within(large, 40 * best_of_n(small, 3))
